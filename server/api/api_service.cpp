@@ -1,0 +1,256 @@
+#include "server/api/api_service.h"
+
+#include <exception>
+
+#include "server/api/catalog_handlers.h"
+#include "server/api/deploy_template_handlers.h"
+#include "server/api/errors.h"
+#include "server/api/node_handlers.h"
+#include "server/api/port_handlers.h"
+#include "server/api/version.h"
+#include "shared/core/uuid.h"
+
+namespace kiln::server {
+namespace {
+
+/// The raw-path check Ironic's public-route regex applies to heartbeats: lowercase UUIDs only.
+bool isPublicHeartbeatPath(const std::string& path) {
+  constexpr std::string_view kPrefix = "/v1/heartbeat/";
+  if (path.rfind(kPrefix, 0) != 0) return false;
+  std::string_view rest = std::string_view(path).substr(kPrefix.size());
+  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  if (rest.empty()) return false;
+  for (char c : rest) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
+std::string baseUrlFor(const Config& config, const ApiRequest& request) {
+  if (!config.publicEndpoint.empty()) return config.publicEndpoint;
+  auto host = request.header("host");
+  return "http://" + (host && !host->empty() ? *host : config.hostIp + ":" + std::to_string(config.port));
+}
+
+}  // namespace
+
+ApiService::ApiService(ApiDeps deps)
+    : deps_(std::move(deps)),
+      nodes_(std::make_unique<NodeHandlers>(deps_)),
+      ports_(std::make_unique<PortHandlers>(deps_)),
+      catalog_(std::make_unique<CatalogHandlers>(deps_)),
+      templates_(std::make_unique<DeployTemplateHandlers>(deps_)) {
+  buildRoutes();
+}
+
+ApiService::~ApiService() = default;
+
+// The single route table of the API.
+void ApiService::buildRoutes() {
+  auto bind = [](auto* obj, auto method) {
+    return [obj, method](RequestContext& ctx) { return (obj->*method)(ctx); };
+  };
+  auto add = [&](std::string method, std::string pattern, Handler h, int since = 1,
+                 std::string policy = "") {
+    Route r;
+    r.method = std::move(method);
+    r.pattern = std::move(pattern);
+    r.handler = std::move(h);
+    r.since = since;
+    r.policy = std::move(policy);
+    router_.add(std::move(r));
+  };
+  auto* n = nodes_.get();
+  auto* p = ports_.get();
+  auto* c = catalog_.get();
+  auto* t = templates_.get();
+
+  // Version documents (public).
+  Route root{"GET", "/", bind(c, &CatalogHandlers::root), 1, 404, "", true, ""};
+  router_.add(root);
+  Route v1{"GET", "/v1", bind(c, &CatalogHandlers::v1), 1, 404, "", true, ""};
+  router_.add(v1);
+
+  // Nodes.
+  add("GET", "/v1/nodes", bind(n, &NodeHandlers::list));
+  add("GET", "/v1/nodes/detail", bind(n, &NodeHandlers::listDetail));
+  add("POST", "/v1/nodes", bind(n, &NodeHandlers::create), 1, "baremetal:node:create");
+  add("GET", "/v1/nodes/validate", bind(n, &NodeHandlers::validateByQuery));
+  add("GET", "/v1/nodes/{node}", bind(n, &NodeHandlers::show));
+  add("PATCH", "/v1/nodes/{node}", bind(n, &NodeHandlers::update), 1, "baremetal:node:update");
+  add("DELETE", "/v1/nodes/{node}", bind(n, &NodeHandlers::remove), 1, "baremetal:node:delete");
+  add("PUT", "/v1/nodes/{node}/maintenance", bind(n, &NodeHandlers::setMaintenance), 1,
+      "baremetal:node:set_maintenance");
+  add("DELETE", "/v1/nodes/{node}/maintenance", bind(n, &NodeHandlers::clearMaintenance), 1,
+      "baremetal:node:clear_maintenance");
+  add("GET", "/v1/nodes/{node}/states", bind(n, &NodeHandlers::states));
+  {
+    Route raid{"PUT", "/v1/nodes/{node}/states/raid", bind(n, &NodeHandlers::setRaidConfig), 12,
+               406, "Request not acceptable.", false, "baremetal:node:set_raid_state"};
+    router_.add(raid);
+  }
+  add("GET", "/v1/nodes/{node}/validate", bind(n, &NodeHandlers::validate));
+  add("GET", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::listTraits), 37);
+  add("PUT", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::setTraits), 37,
+      "baremetal:node:traits:set");
+  add("DELETE", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::clearTraits), 37,
+      "baremetal:node:traits:delete");
+  add("PUT", "/v1/nodes/{node}/traits/{trait}", bind(n, &NodeHandlers::addTrait), 37,
+      "baremetal:node:traits:set");
+  add("DELETE", "/v1/nodes/{node}/traits/{trait}", bind(n, &NodeHandlers::removeTrait), 37,
+      "baremetal:node:traits:delete");
+  add("GET", "/v1/nodes/{node}/ports", bind(p, &PortHandlers::listForNode));
+  add("GET", "/v1/nodes/{node}/ports/detail", bind(p, &PortHandlers::listDetailForNode));
+  add("GET", "/v1/nodes/{node}/portgroups", bind(p, &PortHandlers::listPortgroupsForNode), 24);
+  add("GET", "/v1/nodes/{node}/portgroups/detail",
+      bind(p, &PortHandlers::listPortgroupsDetailForNode), 24);
+
+  // Ports.
+  add("GET", "/v1/ports", bind(p, &PortHandlers::list));
+  add("GET", "/v1/ports/detail", bind(p, &PortHandlers::listDetail));
+  add("POST", "/v1/ports", bind(p, &PortHandlers::create), 1, "baremetal:port:create");
+  add("GET", "/v1/ports/{port}", bind(p, &PortHandlers::show));
+  add("PATCH", "/v1/ports/{port}", bind(p, &PortHandlers::update), 1, "baremetal:port:update");
+  add("DELETE", "/v1/ports/{port}", bind(p, &PortHandlers::remove), 1, "baremetal:port:delete");
+
+  // Port groups.
+  add("GET", "/v1/portgroups", bind(p, &PortHandlers::listPortgroups), 23);
+  add("GET", "/v1/portgroups/detail", bind(p, &PortHandlers::listPortgroupsDetail), 23);
+  add("POST", "/v1/portgroups", bind(p, &PortHandlers::createPortgroup), 23,
+      "baremetal:portgroup:create");
+  add("GET", "/v1/portgroups/{pg}", bind(p, &PortHandlers::showPortgroup), 23);
+  add("PATCH", "/v1/portgroups/{pg}", bind(p, &PortHandlers::updatePortgroup), 23,
+      "baremetal:portgroup:update");
+  add("DELETE", "/v1/portgroups/{pg}", bind(p, &PortHandlers::removePortgroup), 23,
+      "baremetal:portgroup:delete");
+  add("GET", "/v1/portgroups/{pg}/ports", bind(p, &PortHandlers::listForPortgroup), 24);
+  add("GET", "/v1/portgroups/{pg}/ports/detail", bind(p, &PortHandlers::listDetailForPortgroup), 24);
+
+  // Chassis.
+  add("GET", "/v1/chassis", bind(c, &CatalogHandlers::listChassis));
+  add("GET", "/v1/chassis/detail", bind(c, &CatalogHandlers::listChassisDetail));
+  add("POST", "/v1/chassis", bind(c, &CatalogHandlers::createChassis), 1, "baremetal:chassis:create");
+  add("GET", "/v1/chassis/{chassis}", bind(c, &CatalogHandlers::showChassis));
+  add("PATCH", "/v1/chassis/{chassis}", bind(c, &CatalogHandlers::updateChassis), 1,
+      "baremetal:chassis:update");
+  add("DELETE", "/v1/chassis/{chassis}", bind(c, &CatalogHandlers::removeChassis), 1,
+      "baremetal:chassis:delete");
+  add("GET", "/v1/chassis/{chassis}/nodes",
+      [n](RequestContext& ctx) { return n->listForChassis(ctx, false); });
+  add("GET", "/v1/chassis/{chassis}/nodes/detail",
+      [n](RequestContext& ctx) { return n->listForChassis(ctx, true); });
+
+  // Drivers and conductors.
+  add("GET", "/v1/drivers", bind(c, &CatalogHandlers::listDrivers));
+  add("GET", "/v1/drivers/{driver}", bind(c, &CatalogHandlers::showDriver));
+  add("GET", "/v1/drivers/{driver}/properties", bind(c, &CatalogHandlers::driverProperties));
+  add("GET", "/v1/drivers/{driver}/raid/logical_disk_properties",
+      bind(c, &CatalogHandlers::driverRaidProperties), 12);
+  add("GET", "/v1/conductors", bind(c, &CatalogHandlers::listConductors), 49);
+  add("GET", "/v1/conductors/{hostname}", bind(c, &CatalogHandlers::showConductor), 49);
+
+  // Deploy templates, under Ironic's path and the spec's spelling.
+  for (std::string base : {"/v1/deploy_templates", "/v1/deploy-templates"}) {
+    const std::string msg = "The API version does not allow deploy templates";
+    router_.add({"GET", base, bind(t, &DeployTemplateHandlers::list), 55, 404, msg, false, ""});
+    router_.add({"POST", base, bind(t, &DeployTemplateHandlers::create), 55, 405, msg, false,
+                 "baremetal:deploy_template:create"});
+    router_.add({"GET", base + "/{template}", bind(t, &DeployTemplateHandlers::show), 55, 404, msg,
+                 false, ""});
+    router_.add({"PATCH", base + "/{template}", bind(t, &DeployTemplateHandlers::update), 55, 405,
+                 msg, false, "baremetal:deploy_template:update"});
+    router_.add({"DELETE", base + "/{template}", bind(t, &DeployTemplateHandlers::remove), 55, 405,
+                 msg, false, "baremetal:deploy_template:delete"});
+  }
+}
+
+ApiResponse ApiService::handle(const ApiRequest& request) {
+  ApiResponse response;
+  try {
+    response = dispatch(request);
+  } catch (const std::exception& e) {
+    deps_.log.error("unhandled exception in API handler",
+                    {{"method", request.method}, {"path", request.path}, {"error", e.what()}});
+    response = errorResponse({ErrorCode::Internal, "Internal Server Error"});
+  } catch (...) {
+    deps_.log.error("unhandled exception in API handler",
+                    {{"method", request.method}, {"path", request.path}});
+    response = errorResponse({ErrorCode::Internal, "Internal Server Error"});
+  }
+  const std::string requestId = "req-" + generateUuid();
+  response.setHeader("Openstack-Request-Id", requestId);
+  response.setHeader("X-Openstack-Request-Id", requestId);
+  if (request.method == "HEAD") response.body.clear();
+  return response;
+}
+
+ApiResponse ApiService::dispatch(const ApiRequest& request) {
+  const std::vector<std::string> segments = normalizePath(request.path);
+  const bool isRoot = segments.empty();
+  Router::Match match = isRoot ? router_.match(request.method, {}) : router_.match(request.method, segments);
+  const bool isPublic = (match.route && match.route->isPublic) || isPublicHeartbeatPath(request.path);
+
+  // 1. Authentication (the http_basic middleware sits in front of the app).
+  Identity identity;
+  if (!isPublic) {
+    auto auth = deps_.auth.authenticate(request);
+    if (auto* resp = std::get_if<ApiResponse>(&auth)) return std::move(*resp);
+    identity = std::get<Identity>(auth);
+  }
+
+  // 2. Microversion.
+  auto addVersionHeaders = [](ApiResponse& r, std::optional<int> version) {
+    r.setHeader("X-OpenStack-Ironic-API-Minimum-Version", versionString(kMinMinorVersion));
+    r.setHeader("X-OpenStack-Ironic-API-Maximum-Version", versionString(kMaxMinorVersion));
+    if (version) r.setHeader("X-OpenStack-Ironic-API-Version", versionString(*version));
+  };
+  auto version = negotiateVersion(request);
+  if (!version && !isRoot) {
+    ApiResponse r = errorResponse(version.error());
+    addVersionHeaders(r, std::nullopt);
+    return r;
+  }
+  const int minor = version ? *version : kMinMinorVersion;
+
+  const std::optional<int> negotiated = version ? std::optional<int>(minor) : std::nullopt;
+  auto finish = [&](Result<ApiResponse> result) {
+    ApiResponse r = result ? std::move(*result) : errorResponse(result.error());
+    addVersionHeaders(r, negotiated);
+    return r;
+  };
+
+  // 3. Routing.
+  if (!match.pathMatched) {
+    return finish(notFound("The resource could not be found."));
+  }
+  if (!match.route) {
+    ApiResponse r = errorResponse({ErrorCode::MethodNotAllowed,
+                                   "The method " + request.method +
+                                       " is not allowed for this resource."});
+    std::string allow;
+    for (const auto& m : match.allowed) allow += allow.empty() ? m : ", " + m;
+    r.setHeader("Allow", allow);
+    addVersionHeaders(r, negotiated);
+    return r;
+  }
+  const Route& route = *match.route;
+  if (minor < route.since) {
+    const ErrorCode code = route.belowVersionStatus == 405   ? ErrorCode::MethodNotAllowed
+                           : route.belowVersionStatus == 406 ? ErrorCode::NotAcceptable
+                                                             : ErrorCode::NotFound;
+    return finish(fail(code, route.belowVersionMessage.empty() ? "The resource could not be found."
+                                                               : route.belowVersionMessage));
+  }
+
+  // 4. Policy: observers read everything and write nothing.
+  if (!route.policy.empty() && identity.role == Role::Observer) {
+    return finish(fail(ErrorCode::PermissionDenied,
+                       "Access was denied to the following resource: " + route.policy));
+  }
+
+  RequestContext ctx{request, std::move(match.params), minor, baseUrlFor(deps_.config, request),
+                     identity.user, identity.role};
+  return finish(route.handler(ctx));
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,60 @@
+// File: server/api/api_service.h
+//
+// The Ironic-compatible REST API as a function from ApiRequest to ApiResponse. It owns the
+// single route table (buildRoutes() in api_service.cpp) and applies, in Ironic's order:
+// authentication (http_basic) for non-public routes, microversion negotiation (406), routing
+// (404/405, and endpoints newer than the requested version), the observer policy (403), then
+// the handler. Every response from the API carries the version headers and a request id.
+// Exceptions never escape: anything thrown becomes a 500 in Ironic's error format.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "server/api/auth.h"
+#include "server/api/http.h"
+#include "server/api/router.h"
+#include "server/config.h"
+#include "server/drivers/driver_registry.h"
+#include "server/storage/storage.h"
+#include "shared/core/clock.h"
+#include "shared/core/log.h"
+
+namespace kiln::server {
+
+/// What the handlers use. References outlive the ApiService.
+struct ApiDeps {
+  const Config& config;
+  Storage& storage;
+  const DriverRegistry& drivers;
+  const Clock& clock;
+  Authenticator& auth;
+  Logger log{"api"};
+};
+
+class NodeHandlers;
+class PortHandlers;
+class CatalogHandlers;
+class DeployTemplateHandlers;
+
+class ApiService {
+ public:
+  explicit ApiService(ApiDeps deps);
+  ~ApiService();
+
+  /// Handles one request. Thread-safe. Never throws.
+  ApiResponse handle(const ApiRequest& request);
+
+ private:
+  void buildRoutes();
+  ApiResponse dispatch(const ApiRequest& request);
+
+  ApiDeps deps_;
+  Router router_;
+  std::unique_ptr<NodeHandlers> nodes_;
+  std::unique_ptr<PortHandlers> ports_;
+  std::unique_ptr<CatalogHandlers> catalog_;
+  std::unique_ptr<DeployTemplateHandlers> templates_;
+};
+
+}  // namespace kiln::server

@@ -1,0 +1,337 @@
+#include "server/api/common.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "shared/core/uuid.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+
+ApiResponse jsonResponse(int status, std::string body) {
+  ApiResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+ApiResponse emptyResponse(int status) {
+  ApiResponse r;
+  r.status = status;
+  r.contentType.clear();
+  return r;
+}
+
+Result<Json> parseJsonBody(const RequestContext& ctx) {
+  const auto& body = ctx.request.body;
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return invalid("The request body is empty; a JSON document was expected.");
+  }
+  return parseJson(body);
+}
+
+void writeLinks(JsonWriter& w, const std::string& baseUrl, std::string_view path) {
+  w.beginArray();
+  w.beginObject();
+  w.field("href", baseUrl + "/v1/" + std::string(path));
+  w.field("rel", "self");
+  w.endObject();
+  w.beginObject();
+  w.field("href", baseUrl + "/" + std::string(path));
+  w.field("rel", "bookmark");
+  w.endObject();
+  w.endArray();
+}
+
+void setLocation(ApiResponse& response, const std::string& baseUrl, std::string_view path) {
+  response.setHeader("Location", baseUrl + "/v1/" + std::string(path));
+}
+
+Result<bool> parseBool(std::string_view name, std::string_view value) {
+  std::string lower;
+  for (char c : value) {
+    if (c != ' ') lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  if (lower == "1" || lower == "t" || lower == "true" || lower == "on" || lower == "y" ||
+      lower == "yes") {
+    return true;
+  }
+  if (lower == "0" || lower == "f" || lower == "false" || lower == "off" || lower == "n" ||
+      lower == "no") {
+    return false;
+  }
+  return invalid("Invalid " + std::string(name) + ": Unrecognized value '" + std::string(value) +
+                 "', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', "
+                 "'t', 'true', 'y', 'yes'");
+}
+
+std::vector<std::string> splitCommaList(std::string_view text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string_view::npos) comma = text.size();
+    std::string item(text.substr(pos, comma - pos));
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    if (!item.empty()) out.push_back(std::move(item));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+Result<void> requireVersion(const RequestContext& ctx, int minor) {
+  if (ctx.version < minor) {
+    return fail(ErrorCode::NotAcceptable,
+                "Request not acceptable. The minimal required API version should be 1." +
+                    std::to_string(minor));
+  }
+  return {};
+}
+
+void renderRecord(JsonWriter& w, const Schema& schema, const Record& record, const FieldMask& mask,
+                  const SpecialWriter& special) {
+  w.beginObject();
+  for (size_t i = 0; i < schema.size(); ++i) {
+    if (!mask.test(i)) continue;
+    const auto& f = schema[i];
+    w.key(f.name);
+    if (special && special(w, i)) continue;
+    const Value& v = record[i];
+    switch (v.kind) {
+      case Value::Kind::Null:
+        if (f.type == FieldType::Object && !f.has(kNullable)) {
+          w.raw("{}");
+        } else if (f.type == FieldType::Array && !f.has(kNullable)) {
+          w.raw("[]");
+        } else {
+          w.null();
+        }
+        break;
+      case Value::Kind::Bool: w.boolean(v.b); break;
+      case Value::Kind::Int: w.integer(v.i); break;
+      case Value::Kind::Text:
+        if (f.type == FieldType::Object || f.type == FieldType::Array) {
+          w.raw(v.s);
+        } else {
+          w.string(v.s);
+        }
+        break;
+    }
+  }
+  w.endObject();
+}
+
+Json recordToJson(const Schema& schema, const Record& record) {
+  Json doc = Json::object();
+  for (size_t i = 0; i < schema.size(); ++i) {
+    const auto& f = schema[i];
+    if (f.has(kInternal) || f.has(kComputed)) continue;
+    doc[std::string(f.name)] = valueToJson(record[i], f.type);
+  }
+  return doc;
+}
+
+Result<Record> recordFromBody(const Schema& schema, const Json& body, int version,
+                              std::initializer_list<std::string_view> required,
+                              std::string_view what) {
+  const std::string prefix = "Schema error for " + std::string(what) + ": ";
+  if (!body.is_object()) {
+    return invalid(prefix + pyRepr(body) + " is not of type 'object'");
+  }
+  for (auto req : required) {
+    if (!body.contains(std::string(req))) {
+      return invalid(prefix + "'" + std::string(req) + "' is a required property");
+    }
+  }
+  Record record = defaultRecord(schema);
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    const int idx = schema.indexOf(it.key());
+    if (idx < 0 || !schema[idx].has(kCreatable)) {
+      return invalid(prefix + "Additional properties are not allowed ('" + it.key() +
+                     "' was unexpected)");
+    }
+    const auto& f = schema[idx];
+    const Json& v = it.value();
+    const bool empty = v.is_null() || (v.is_string() && v.get_ref<const std::string&>().empty());
+    if (f.since > version) {
+      if (empty) continue;
+      return fail(ErrorCode::NotAcceptable,
+                  "Request not acceptable. Field " + it.key() +
+                      " requires API version 1." + std::to_string(f.since) + " or later.");
+    }
+    record[idx] = KILN_TRY(valueFromJson(v, f));
+  }
+  return record;
+}
+
+Result<Record> patchRecord(const Schema& schema, const Record& record, const Patch& patch,
+                           int version) {
+  std::vector<std::string> allowed;
+  for (size_t i = 0; i < schema.size(); ++i) {
+    if (schema[i].has(kPatchable)) allowed.emplace_back(schema[i].name);
+  }
+  std::sort(allowed.begin(), allowed.end());
+  for (const auto& op : patch.ops) {
+    const int idx = schema.indexOf(op.tokens.front());
+    if (idx < 0 || !schema[idx].has(kPatchable)) {
+      std::string list;
+      for (const auto& a : allowed) list += list.empty() ? a : ", " + a;
+      return invalid("Cannot patch " + op.path + ". Only the following can be updated: " + list);
+    }
+    if (schema[idx].since > version) {
+      return fail(ErrorCode::NotAcceptable,
+                  "Request not acceptable. Field " + op.tokens.front() +
+                      " requires API version 1." + std::to_string(schema[idx].since) +
+                      " or later.");
+    }
+  }
+  Json doc = recordToJson(schema, record);
+  KILN_TRY_VOID(applyPatch(doc, patch));
+  Record out = record;
+  for (size_t i = 0; i < schema.size(); ++i) {
+    const auto& f = schema[i];
+    if (!f.has(kPatchable) || !patchTouches(patch, f.name)) continue;
+    auto it = doc.find(std::string(f.name));
+    const Json value = it == doc.end() ? Json() : *it;
+    if (value.is_null() && f.type == FieldType::Bool && !f.has(kNullable)) {
+      out[i] = Value::boolean(false);
+      continue;
+    }
+    out[i] = KILN_TRY(valueFromJson(value, f));
+  }
+  return out;
+}
+
+bool patchTouches(const Patch& patch, std::string_view name) {
+  for (const auto& op : patch.ops) {
+    if (op.tokens.front() == name) return true;
+  }
+  return false;
+}
+
+Result<ListRequest> parseListRequest(const RequestContext& ctx, RecordStore& store,
+                                     const ListOptions& options) {
+  const Schema& schema = store.schema();
+  ListRequest out;
+  out.query.limit = options.maxLimit;
+  if (auto limit = ctx.request.param("limit")) {
+    long v = 0;
+    try {
+      size_t pos = 0;
+      v = std::stol(*limit, &pos);
+      if (pos != limit->size()) throw std::invalid_argument("x");
+    } catch (const std::exception&) {
+      return invalid("Expected an integer for limit: " + *limit);
+    }
+    if (v <= 0) return invalid("Limit must be positive");
+    out.query.limit = static_cast<int>(std::min<long>(v, options.maxLimit));
+  }
+  if (auto dir = ctx.request.param("sort_dir")) {
+    if (*dir != "asc" && *dir != "desc") {
+      return invalid("Invalid sort direction: " + *dir +
+                     ". Acceptable values are 'asc' or 'desc'");
+    }
+    out.query.descending = *dir == "desc";
+  }
+  if (auto key = ctx.request.param("sort_key")) {
+    const int idx = schema.indexOf(*key);
+    const bool banned = std::find(options.invalidSortKeys.begin(), options.invalidSortKeys.end(),
+                                  *key) != options.invalidSortKeys.end();
+    if (banned || (idx >= 0 && !schema[idx].has(kSortable))) {
+      return invalid("The sort_key value " + *key + " is an invalid field for sorting");
+    }
+    if (idx < 0) {
+      return invalid("The sort_key value \"" + *key + "\" is an invalid field for sorting");
+    }
+    if (schema[idx].since > ctx.version) {
+      return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
+    }
+    out.query.sortField = idx;
+  }
+  auto detailParam = ctx.request.param("detail");
+  if (detailParam) {
+    if (options.detailPath) {
+      return invalid("Invalid query parameter ?detail=" + *detailParam + " received.");
+    }
+    if (ctx.version < options.detailSince) {
+      return invalid("Invalid query parameter ?detail=" + *detailParam + " received.");
+    }
+    out.detail = KILN_TRY(parseBool("detail", *detailParam));
+  }
+  if (options.detailPath) out.detail = true;
+  if (auto fields = ctx.request.param("fields")) {
+    if (ctx.version < options.fieldsSince) {
+      return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
+    }
+    if (out.detail) {
+      return invalid(options.detailPath
+                         ? "Can not specify fields when requesting /detail."
+                         : "Can not specify ?detail=True and fields in the same request.");
+    }
+    out.mask = KILN_TRY(selectFields(schema, ctx.version, splitCommaList(*fields)));
+    const int links = schema.indexOf("links");
+    if (links >= 0) out.mask.set(static_cast<size_t>(links));
+    out.fieldsGiven = true;
+  } else if (out.detail) {
+    out.mask = visibleFields(schema, ctx.version);
+  } else {
+    const FieldMask visible = visibleFields(schema, ctx.version);
+    for (size_t i = 0; i < schema.size(); ++i) {
+      if (schema[i].has(kDefaultList) && visible.test(i)) out.mask.set(i);
+    }
+  }
+  if (auto marker = ctx.request.param("marker")) {
+    if (!isUuidLike(*marker)) {
+      return invalid("Expected UUID for marker: " + *marker);
+    }
+    auto found = KILN_TRY(store.findBy(1, Value::text(normalizeUuid(*marker))));
+    if (!found) {
+      return notFound(std::string(schema.resource) + " " + *marker + " could not be found.");
+    }
+    out.query.marker = std::move(*found);
+  }
+  return out;
+}
+
+std::string renderCollection(const RequestContext& ctx, const ListOptions& options,
+                             const ListRequest& list, const std::vector<Record>& records,
+                             const std::function<void(JsonWriter&, const Record&)>& item) {
+  JsonWriter w;
+  w.str().reserve(records.size() * (list.detail ? 2048 : 256) + 64);
+  w.beginObject();
+  w.key(options.collection);
+  w.beginArray();
+  for (const auto& r : records) item(w, r);
+  w.endArray();
+  if (list.query.limit > 0 && static_cast<int>(records.size()) == list.query.limit) {
+    std::string next = ctx.baseUrl + "/v1/" +
+                       (options.nextPath.empty() ? std::string(options.collection) : options.nextPath);
+    if (options.detailPath) next += "/detail";
+    next += "?";
+    for (const auto& [k, v] : ctx.request.query) {
+      if (k == "limit" || k == "marker") continue;
+      next += urlEncode(k) + "=" + urlEncode(v) + "&";
+    }
+    next += "limit=" + std::to_string(list.query.limit) + "&marker=" + records.back().uuid();
+    w.field("next", next);
+  }
+  w.endObject();
+  return w.take();
+}
+
+Result<Record> findByIdent(RecordStore& store, const std::string& ident, int byNameField) {
+  const Schema& schema = store.schema();
+  std::optional<Record> found;
+  if (isUuidLike(ident)) {
+    found = KILN_TRY(store.findBy(1, Value::text(normalizeUuid(ident))));
+  } else if (byNameField >= 0) {
+    found = KILN_TRY(store.findBy(byNameField, Value::text(ident)));
+  }
+  if (!found) {
+    return notFound(std::string(schema.resource) + " " + ident + " could not be found.");
+  }
+  return std::move(*found);
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,117 @@
+// File: server/api/common.h
+//
+// Building blocks shared by the resource handlers: JSON bodies and responses, links, query
+// parameters, list requests with keyset pagination and `next` links, and the schema-driven
+// create / PATCH / render of records.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/api/http.h"
+#include "server/api/json_patch.h"
+#include "server/api/router.h"
+#include "server/model/record.h"
+#include "server/storage/storage.h"
+#include "shared/core/error.h"
+#include "shared/json/json_fwd.h"
+#include "shared/json/json_writer.h"
+
+namespace kiln::server {
+
+// ---- responses and bodies ----------------------------------------------------------------
+
+ApiResponse jsonResponse(int status, std::string body);
+ApiResponse emptyResponse(int status);
+
+/// The request body as JSON. InvalidArgument for an empty or malformed body.
+Result<Json> parseJsonBody(const RequestContext& ctx);
+
+// ---- links ---------------------------------------------------------------------------------
+
+/// Writes [{"href": base/v1/<path>, "rel": "self"}, {"href": base/<path>, "rel": "bookmark"}].
+void writeLinks(JsonWriter& w, const std::string& baseUrl, std::string_view path);
+
+/// Sets `Location: <base>/v1/<path>`.
+void setLocation(ApiResponse& response, const std::string& baseUrl, std::string_view path);
+
+// ---- query parameters ------------------------------------------------------------------------
+
+/// Ironic's boolean parsing (strutils.bool_from_string, strict). InvalidArgument
+/// "Invalid <name>: Unrecognized value ..." otherwise.
+Result<bool> parseBool(std::string_view name, std::string_view value);
+
+/// Splits a comma list, trimming items and dropping empty ones.
+std::vector<std::string> splitCommaList(std::string_view text);
+
+/// Version gate for a query parameter or feature: NotAcceptable with Ironic's message
+/// "Request not acceptable. The minimal required API version should be 1.N".
+Result<void> requireVersion(const RequestContext& ctx, int minor);
+
+// ---- records -------------------------------------------------------------------------------
+
+/// Writes fields of the mask; `special(w, field)` writes a field itself and returns true
+/// (computed fields, masking). Stored JSON documents are spliced without parsing.
+using SpecialWriter = std::function<bool(JsonWriter&, size_t field)>;
+void renderRecord(JsonWriter& w, const Schema& schema, const Record& record, const FieldMask& mask,
+                  const SpecialWriter& special);
+
+/// The record's stored, non-internal fields as a JSON object (the document a PATCH edits).
+Json recordToJson(const Schema& schema, const Record& record);
+
+/// Builds a record from a POST body: the body must be an object whose keys are creatable
+/// fields of the schema; fields newer than the version with non-empty values give 406; types are
+/// checked; `required` keys must be present. `what` names the object in messages ("node").
+Result<Record> recordFromBody(const Schema& schema, const Json& body, int version,
+                              std::initializer_list<std::string_view> required,
+                              std::string_view what);
+
+/// Applies an Ironic PATCH to a copy of `record`: every op's root must be a patchable field
+/// visible at the version ("Cannot patch /x. Only the following can be updated: ..."), the
+/// ops apply in order, and each patchable field is read back with type checks (a removed root
+/// field returns to its default). The result still needs resource-specific validation.
+Result<Record> patchRecord(const Schema& schema, const Record& record, const Patch& patch,
+                           int version);
+
+/// True if the patch touches the root field `name` (any op on /name or below it).
+bool patchTouches(const Patch& patch, std::string_view name);
+
+// ---- lists ---------------------------------------------------------------------------------
+
+struct ListOptions {
+  std::string_view collection;                   ///< JSON key and URL segment, "nodes"
+  std::vector<std::string_view> invalidSortKeys;  ///< JSON fields that cannot be sorted
+  bool detailPath = false;  ///< reached through /<collection>/detail
+  int detailSince = 43;     ///< ?detail=true needs this version
+  int fieldsSince = 8;      ///< ?fields= needs this version
+  int maxLimit = 1000;
+  std::string nextPath;  ///< path under /v1/ for `next` links; empty = the collection
+};
+
+struct ListRequest {
+  ListQuery query;
+  FieldMask mask;     ///< fields to render
+  bool detail = false;
+  bool fieldsGiven = false;
+};
+
+/// Parses limit, marker, sort_key, sort_dir, fields and detail. The marker (a UUID) is looked
+/// up in `store`; a missing one is 404.
+Result<ListRequest> parseListRequest(const RequestContext& ctx, RecordStore& store,
+                                     const ListOptions& options);
+
+/// Renders {"<collection>": [...], "next": "..."} where each item is written by `item`. The
+/// next link repeats every query parameter of the request except limit and marker.
+std::string renderCollection(const RequestContext& ctx, const ListOptions& options,
+                             const ListRequest& list, const std::vector<Record>& records,
+                             const std::function<void(JsonWriter&, const Record&)>& item);
+
+/// Looks up a resource by UUID, or by name when `byName` >= 0 and the identifier is a valid
+/// logical name. NotFound "<Resource> <ident> could not be found."
+Result<Record> findByIdent(RecordStore& store, const std::string& ident, int byNameField);
+
+
+}  // namespace kiln::server

@@ -1,0 +1,146 @@
+#include "server/api/deploy_template_handlers.h"
+
+#include <nlohmann/json.hpp>
+
+#include "server/api/handler_support.h"
+#include "server/model/deploy_template.h"
+#include "server/model/node.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+namespace {
+
+using Mode = Storage::Mode;
+
+const Schema& schema() { return schemaOf(Resource::DeployTemplate); }
+
+/// The collection key: Ironic's "deploy_templates", or the spec's "deploy-templates" when the
+/// client used the spec's path.
+std::string_view collectionFor(const RequestContext& ctx) {
+  return ctx.request.path.find("deploy-templates") != std::string::npos ? "deploy-templates"
+                                                                       : "deploy_templates";
+}
+
+/// Masks password-like step arguments, as Ironic does on output.
+std::string maskSteps(const std::string& steps) {
+  if (maskSecrets(steps) == steps) return steps;
+  auto parsed = parseJson(steps);
+  if (!parsed || !parsed->is_array()) return steps;
+  for (auto& s : *parsed) {
+    if (s.contains("args")) s["args"] = Json::parse(maskSecrets(dumpJson(s["args"])));
+  }
+  return dumpJson(*parsed);
+}
+
+void renderTemplate(JsonWriter& w, const RequestContext& ctx, const Record& t, const FieldMask& mask) {
+  renderRecord(w, schema(), t, mask, [&](JsonWriter& out, size_t field) {
+    if (field == kDtLinks) {
+      writeLinks(out, ctx.baseUrl, "deploy_templates/" + t.uuid());
+      return true;
+    }
+    if (field == kDtSteps) {
+      out.raw(maskSteps(t.str(kDtSteps)));
+      return true;
+    }
+    return false;
+  });
+}
+
+/// Finds a template by UUID or name (names are traits, so any non-UUID is tried as a name).
+Result<Record> findTemplate(Transaction& tx, const std::string& ident) {
+  std::optional<Record> found;
+  if (isUuidLike(ident)) {
+    found = KILN_TRY(tx.deployTemplates().findBy(kDtUuid, Value::text(normalizeUuid(ident))));
+  } else {
+    found = KILN_TRY(tx.deployTemplates().findBy(kDtName, Value::text(ident)));
+  }
+  if (!found) return notFound("Deploy template " + ident + " could not be found.");
+  return std::move(*found);
+}
+
+}  // namespace
+
+Result<ApiResponse> DeployTemplateHandlers::list(RequestContext& ctx) {
+  return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
+    ListOptions opts;
+    opts.collection = collectionFor(ctx);
+    opts.invalidSortKeys = {"extra", "steps"};
+    opts.detailSince = 55;
+    opts.fieldsSince = 55;
+    opts.maxLimit = deps_.config.maxLimit;
+    ListRequest list = KILN_TRY(parseListRequest(ctx, tx.deployTemplates(), opts));
+    auto templates = KILN_TRY(tx.deployTemplates().list(list.query));
+    return jsonResponse(200, renderCollection(ctx, opts, list, templates,
+                                              [&](JsonWriter& w, const Record& t) {
+                                                renderTemplate(w, ctx, t, list.mask);
+                                              }));
+  });
+}
+
+Result<ApiResponse> DeployTemplateHandlers::show(RequestContext& ctx) {
+  return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record t = KILN_TRY(findTemplate(tx, ctx.param(0)));
+    FieldMask mask = visibleFields(schema(), ctx.version);
+    if (auto fields = ctx.request.param("fields")) {
+      mask = KILN_TRY(selectFields(schema(), ctx.version, splitCommaList(*fields)));
+      mask.set(kDtLinks);
+    }
+    JsonWriter w;
+    renderTemplate(w, ctx, t, mask);
+    return jsonResponse(200, w.take());
+  });
+}
+
+Result<ApiResponse> DeployTemplateHandlers::create(RequestContext& ctx) {
+  Json body = KILN_TRY(parseJsonBody(ctx));
+  if (body.is_object() && body.contains("name")) KILN_TRY_VOID(validateTemplateName(body["name"], "template"));
+  if (body.is_object() && body.contains("steps")) {
+    body["steps"] = KILN_TRY(validateTemplateSteps(body["steps"], "template"));
+  }
+  Record t = KILN_TRY(recordFromBody(schema(), body, ctx.version, {"name", "steps"}, "template"));
+  if (t[kDtUuid].isNull()) {
+    t.setText(kDtUuid, generateUuid());
+  } else if (!isUuidLike(t.str(kDtUuid))) {
+    return invalid("Expected UUID for uuid: " + t.str(kDtUuid));
+  } else {
+    t.setText(kDtUuid, normalizeUuid(t.str(kDtUuid)));
+  }
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    t.setText(kDtCreatedAt, timestamp(deps_));
+    auto inserted = tx.deployTemplates().insert(t);
+    if (!inserted) return std::unexpected(uniqueViolation(inserted.error(), "deploy template", t, schema()));
+    JsonWriter w;
+    renderTemplate(w, ctx, *inserted, visibleFields(schema(), ctx.version));
+    ApiResponse r = jsonResponse(201, w.take());
+    setLocation(r, ctx.baseUrl, "deploy_templates/" + inserted->uuid());
+    return r;
+  });
+}
+
+Result<ApiResponse> DeployTemplateHandlers::update(RequestContext& ctx) {
+  Json body = KILN_TRY(parseJsonBody(ctx));
+  Patch patch = KILN_TRY(parsePatch(body));
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record before = KILN_TRY(findTemplate(tx, ctx.param(0)));
+    Record t = KILN_TRY(patchRecord(schema(), before, patch, ctx.version));
+    KILN_TRY_VOID(validateTemplateName(valueToJson(t[kDtName], FieldType::String), "patch"));
+    Json steps = KILN_TRY(validateTemplateSteps(valueToJson(t[kDtSteps], FieldType::Array), "patch"));
+    t.setText(kDtSteps, dumpJson(steps));
+    t.setText(kDtUpdatedAt, timestamp(deps_));
+    auto updated = tx.deployTemplates().update(t);
+    if (!updated) return std::unexpected(uniqueViolation(updated.error(), "deploy template", t, schema()));
+    JsonWriter w;
+    renderTemplate(w, ctx, t, visibleFields(schema(), ctx.version));
+    return jsonResponse(200, w.take());
+  });
+}
+
+Result<ApiResponse> DeployTemplateHandlers::remove(RequestContext& ctx) {
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record t = KILN_TRY(findTemplate(tx, ctx.param(0)));
+    KILN_TRY_VOID(tx.deployTemplates().remove(t.id()));
+    return emptyResponse(204);
+  });
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,582 @@
+#include "server/api/node_handlers.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "server/api/handler_support.h"
+#include "server/api/node_view.h"
+#include "server/drivers/node_validation.h"
+#include "server/model/node.h"
+#include "server/model/provision_state.h"
+#include "server/model/trait.h"
+#include "shared/json/json_util.h"
+#include "shared/raid/raid_config.h"
+
+namespace kiln::server {
+namespace {
+
+using Mode = Storage::Mode;
+
+const ListOptions& nodeListOptions(bool detailPath, int maxLimit) {
+  static thread_local ListOptions opts;
+  opts.collection = "nodes";
+  opts.invalidSortKeys = {"properties", "driver_info", "extra", "instance_info",
+                          "driver_internal_info", "clean_step", "deploy_step", "raid_config",
+                          "target_raid_config", "traits", "network_data"};
+  opts.detailPath = detailPath;
+  opts.detailSince = 43;
+  opts.fieldsSince = 8;
+  opts.maxLimit = maxLimit;
+  return opts;
+}
+
+/// States in which a node's fields may be PATCHed while a transition is in progress.
+bool updateAllowedInTransition(std::string_view s) {
+  for (auto x : {state::kDeployFailed, state::kInspecting, state::kInspectFailed,
+                 state::kInspectWait, state::kCleanFailed, state::kError, state::kVerifying,
+                 state::kAdoptFailed, state::kRescueFailed, state::kUnrescueFailed}) {
+    if (x == s) return true;
+  }
+  return false;
+}
+
+/// States in which the driver, the interfaces and the resource class may change.
+bool driverChangeAllowed(std::string_view s) {
+  return s == state::kEnroll || s == state::kInspecting || s == state::kInspectWait ||
+         s == state::kManageable || s == state::kAvailable;
+}
+
+Result<void> validateConductorGroup(Record& node) {
+  if (node[kNodeConductorGroup].isNull()) {
+    node.setText(kNodeConductorGroup, "");
+    return {};
+  }
+  std::string group = node.str(kNodeConductorGroup);
+  for (auto& c : group) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) {
+      return invalid("Invalid conductor_group '" + node.str(kNodeConductorGroup) +
+                     "': only letters, digits, '_', '-' and '.' are allowed");
+    }
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  node.setText(kNodeConductorGroup, group);
+  return {};
+}
+
+Result<void> requireUuidField(Record& node, size_t field, std::string_view name) {
+  if (node[field].isNull()) return {};
+  if (!isUuidLike(node.str(field))) {
+    return invalid("Expected UUID for " + std::string(name) + ": " + node.str(field));
+  }
+  node.setText(field, normalizeUuid(node.str(field)));
+  return {};
+}
+
+/// Adds the list filters of the request to `query`. Unknown parameters are ignored, as in Ironic.
+Result<void> addNodeFilters(const RequestContext& ctx, const std::string& conductor,
+                            const DriverRegistry& drivers, ListQuery& query) {
+  auto eq = [&](size_t field, std::string value) {
+    query.filters.push_back({ListFilter::Op::Equals, static_cast<int>(field), Value::text(std::move(value)), {}});
+  };
+  auto flag = [&](size_t field, bool value) {
+    query.filters.push_back({ListFilter::Op::Equals, static_cast<int>(field), Value::boolean(value), {}});
+  };
+  for (const auto& [key, value] : ctx.request.query) {
+    if (key == "associated") {
+      const bool v = KILN_TRY(parseBool("associated", value));
+      query.filters.push_back({v ? ListFilter::Op::IsNotNull : ListFilter::Op::IsNull,
+                               kNodeInstanceUuid, {}, {}});
+    } else if (key == "maintenance") {
+      flag(kNodeMaintenance, KILN_TRY(parseBool("maintenance", value)));
+    } else if (key == "retired") {
+      KILN_TRY_VOID(requireVersion(ctx, 61));
+      flag(kNodeRetired, KILN_TRY(parseBool("retired", value)));
+    } else if (key == "provision_state") {
+      KILN_TRY_VOID(requireVersion(ctx, 9));
+      if (!state::isValid(value)) return invalid("Provision state \"" + value + "\" is not valid");
+      eq(kNodeProvisionState, value);
+    } else if (key == "driver") {
+      KILN_TRY_VOID(requireVersion(ctx, 16));
+      eq(kNodeDriver, value);
+    } else if (key == "resource_class") {
+      KILN_TRY_VOID(requireVersion(ctx, 21));
+      eq(kNodeResourceClass, value);
+    } else if (key == "fault") {
+      KILN_TRY_VOID(requireVersion(ctx, 42));
+      if (value != "power failure" && value != "clean failure" && value != "rescue abort failure") {
+        return invalid("Unrecognized fault \"" + value +
+                       "\" is specified, allowed faults are power failure, clean failure, "
+                       "rescue abort failure");
+      }
+      eq(kNodeFault, value);
+    } else if (key == "conductor_group") {
+      KILN_TRY_VOID(requireVersion(ctx, 46));
+      std::string lower = value;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      eq(kNodeConductorGroup, lower);
+    } else if (key == "conductor") {
+      KILN_TRY_VOID(requireVersion(ctx, 49));
+      // One conductor runs inside this server and manages every node of an enabled driver.
+      ListFilter f{ListFilter::Op::In, kNodeDriver, {}, {}};
+      if (value == conductor) {
+        for (const auto& hw : drivers.hardwareTypes()) f.values.push_back(hw.name);
+      }
+      if (f.values.empty()) f.values.push_back("");
+      query.filters.push_back(std::move(f));
+    } else if (key == "owner") {
+      KILN_TRY_VOID(requireVersion(ctx, 50));
+      eq(kNodeOwner, value);
+    } else if (key == "lessee") {
+      KILN_TRY_VOID(requireVersion(ctx, 65));
+      eq(kNodeLessee, value);
+    } else if (key == "description_contains") {
+      KILN_TRY_VOID(requireVersion(ctx, 51));
+      query.filters.push_back({ListFilter::Op::Contains, kNodeDescription, Value::text(value), {}});
+    } else if (key == "chassis_uuid") {
+      eq(kNodeChassisUuid, normalizeUuid(value));
+    } else if (key == "instance_uuid") {
+      eq(kNodeInstanceUuid, normalizeUuid(value));
+    } else if (key == "traits" || key == "not-traits" || key == "traits-any" ||
+               key == "not-traits-any") {
+      // The node traits spec's filters (Ironic never built them).
+      KILN_TRY_VOID(requireVersion(ctx, 37));
+      auto traits = splitCommaList(value);
+      if (traits.empty()) return invalid("The " + key + " filter needs at least one trait");
+      for (const auto& t : traits) KILN_TRY_VOID(validateTrait(t, "Invalid trait in " + key + " filter"));
+      ListFilter::Op op = key == "traits"       ? ListFilter::Op::TraitsAll
+                          : key == "not-traits" ? ListFilter::Op::NotTraitsAll
+                          : key == "traits-any" ? ListFilter::Op::TraitsAny
+                                                : ListFilter::Op::NotTraitsAny;
+      query.filters.push_back({op, kNodeId, {}, std::move(traits)});
+    } else {
+      // The driver composition spec's <interface>_interface filters.
+      for (const auto& info : kInterfaceTypes) {
+        if (key == info.nodeField) {
+          KILN_TRY_VOID(requireVersion(ctx, info.since));
+          eq(nodeInterfaceField(info.type), value);
+        }
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Record> findNode(Transaction& tx, const RequestContext& ctx, const std::string& ident) {
+  if (isUuidLike(ident)) {
+    auto found = KILN_TRY(tx.nodes().findBy(kNodeUuid, Value::text(normalizeUuid(ident))));
+    if (found) return std::move(*found);
+  } else if (ctx.atLeast(5)) {
+    if (!validateNodeName(ident)) {
+      return invalid("Expected a logical name or UUID but received " + ident + ".");
+    }
+    auto found = KILN_TRY(tx.nodes().findBy(kNodeName, Value::text(ident)));
+    if (found) return std::move(*found);
+  }
+  return notFound("Node " + ident + " could not be found.");
+}
+
+Error uniqueViolation(const Error& error, std::string_view resource, const Record& record,
+                      const Schema& schema) {
+  if (error.code != ErrorCode::AlreadyExists) return error;
+  const int idx = schema.indexOf(error.message);
+  const std::string value = idx >= 0 ? record.str(static_cast<size_t>(idx)) : "";
+  const std::string r(resource);
+  if (error.message == "uuid") return {ErrorCode::AlreadyExists, "A " + r + " with UUID " + value + " already exists."};
+  if (error.message == "name") return {ErrorCode::AlreadyExists, "A " + r + " with name " + value + " already exists."};
+  if (error.message == "address") return {ErrorCode::AlreadyExists, "A " + r + " with MAC address " + value + " already exists."};
+  if (error.message == "instance_uuid") {
+    return {ErrorCode::AlreadyExists, "Instance " + value +
+                                          " is already associated with a node, it cannot be "
+                                          "associated with this other node " + record.uuid()};
+  }
+  return {ErrorCode::AlreadyExists, "A " + r + " with this " + error.message + " already exists."};
+}
+
+std::string NodeHandlers::renderFull(const RequestContext& ctx, Transaction& tx, const Record& node) {
+  auto traits = tx.traits().get(node.id());
+  const std::vector<std::string> empty;
+  JsonWriter w;
+  NodeViewContext view{ctx, deps_.config.host};
+  renderNode(w, view, node, nodeDetailMask(ctx.version), traits ? &*traits : &empty);
+  return w.take();
+}
+
+Result<ApiResponse> NodeHandlers::list(RequestContext& ctx) { return listNodes(ctx, false, std::nullopt); }
+Result<ApiResponse> NodeHandlers::listDetail(RequestContext& ctx) { return listNodes(ctx, true, std::nullopt); }
+
+Result<ApiResponse> NodeHandlers::listForChassis(RequestContext& ctx, bool detail) {
+  return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
+    const std::string& ident = ctx.param(0);
+    if (!isUuidLike(ident)) return invalid("Expected UUID for chassis_uuid: " + ident);
+    auto chassis = KILN_TRY(tx.chassis().findBy(1, Value::text(normalizeUuid(ident))));
+    if (!chassis) return notFound("Chassis " + ident + " could not be found.");
+    return listNodes(ctx, detail, chassis->uuid());
+  });
+}
+
+Result<ApiResponse> NodeHandlers::listNodes(RequestContext& ctx, bool detailPath,
+                                            std::optional<std::string> chassisUuid) {
+  return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
+    const ListOptions& opts = nodeListOptions(detailPath, deps_.config.maxLimit);
+    ListRequest list = KILN_TRY(parseListRequest(ctx, tx.nodes(), opts));
+    KILN_TRY_VOID(addNodeFilters(ctx, deps_.config.host, deps_.drivers, list.query));
+    if (chassisUuid) {
+      list.query.filters.push_back({ListFilter::Op::Equals, kNodeChassisUuid, Value::text(*chassisUuid), {}});
+    }
+    if (list.detail) {
+      // /detail shows the link fields too; ?fields never does.
+      list.mask |= nodeDetailMask(ctx.version);
+    }
+    auto nodes = KILN_TRY(tx.nodes().list(list.query));
+    std::unordered_map<int64_t, std::vector<std::string>> traits;
+    if (list.mask.test(kNodeTraits)) {
+      std::vector<int64_t> ids;
+      ids.reserve(nodes.size());
+      for (const auto& n : nodes) ids.push_back(n.id());
+      traits = KILN_TRY(tx.traits().getMany(ids));
+    }
+    NodeViewContext view{ctx, deps_.config.host};
+    std::string body = renderCollection(ctx, opts, list, nodes, [&](JsonWriter& w, const Record& n) {
+      auto it = traits.find(n.id());
+      renderNode(w, view, n, list.mask, it == traits.end() ? nullptr : &it->second);
+    });
+    return jsonResponse(200, std::move(body));
+  });
+}
+
+Result<ApiResponse> NodeHandlers::show(RequestContext& ctx) {
+  return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    FieldMask mask = nodeDetailMask(ctx.version);
+    if (auto fields = ctx.request.param("fields")) {
+      KILN_TRY_VOID(requireVersion(ctx, 8));
+      mask = KILN_TRY(selectFields(nodeSchema(), ctx.version, splitCommaList(*fields)));
+      mask.set(kNodeLinks);
+    }
+    std::vector<std::string> traits;
+    if (mask.test(kNodeTraits)) traits = KILN_TRY(tx.traits().get(node.id()));
+    JsonWriter w;
+    NodeViewContext view{ctx, deps_.config.host};
+    renderNode(w, view, node, mask, &traits);
+    return jsonResponse(200, w.take());
+  });
+}
+
+Result<void> NodeHandlers::resolveInterfaces(Record& node, const Record* before,
+                                             bool resetInterfaces, const Patch* patch) {
+  const std::string& driver = node.str(kNodeDriver);
+  const EnabledHardwareType* hw = deps_.drivers.find(driver);
+  if (!hw) return invalid(DriverRegistry::unknownDriverMessage(driver));
+  const bool driverChanged = before && before->str(kNodeDriver) != driver;
+  for (const auto& info : kInterfaceTypes) {
+    const auto field = nodeInterfaceField(info.type);
+    const bool touched = patch && patchTouches(*patch, info.nodeField);
+    const bool reset = before && driverChanged && resetInterfaces && !touched;
+    if (node[field].isNull() || node.str(field).empty() || reset) {
+      node.setText(field, KILN_TRY(deps_.drivers.defaultInterface(*hw, info.type)));
+      continue;
+    }
+    KILN_TRY_VOID(deps_.drivers.checkInterface(*hw, info.type, node.str(field)));
+  }
+  return {};
+}
+
+Result<void> NodeHandlers::checkCommonFields(Transaction& tx, Record& node, const std::string& ident,
+                                             bool creating) {
+  KILN_TRY_VOID(requireUuidField(node, kNodeInstanceUuid, "instance_uuid"));
+  KILN_TRY_VOID(requireUuidField(node, kNodeChassisUuid, "chassis_uuid"));
+  if (!node[kNodeChassisUuid].isNull()) {
+    auto chassis = KILN_TRY(tx.chassis().findBy(1, node[kNodeChassisUuid]));
+    if (!chassis) return invalid("Chassis " + node.str(kNodeChassisUuid) + " could not be found.");
+  }
+  KILN_TRY_VOID(validateConductorGroup(node));
+  if (!node[kNodeName].isNull()) {
+    if (!validateNodeName(node.str(kNodeName))) {
+      if (creating) return invalid("Cannot create node with invalid name '" + node.str(kNodeName) + "'");
+      return invalid("Node " + ident + ": Cannot change name to invalid name '" + node.str(kNodeName) + "'");
+    }
+  }
+  if (node[kNodeDriver].isNull() || node.str(kNodeDriver).empty()) {
+    return invalid("Schema error for " + std::string(creating ? "node" : "patch") +
+                   ": 'driver' is a required property");
+  }
+  if (!node[kNodeTargetRaidConfig].isNull() && node.str(kNodeTargetRaidConfig) != "{}") {
+    auto parsed = parseJson(node.str(kNodeTargetRaidConfig));
+    if (parsed) KILN_TRY(parseRaidConfig(*parsed));
+  }
+  if (creating && !node.flag(kNodeRetired) && !node[kNodeRetiredReason].isNull()) {
+    return invalid("Cannot set retired_reason without retired set to True");
+  }
+  return {};
+}
+
+Result<ApiResponse> NodeHandlers::create(RequestContext& ctx) {
+  Json body = KILN_TRY(parseJsonBody(ctx));
+  Record node = KILN_TRY(recordFromBody(nodeSchema(), body, ctx.version, {"driver"}, "node"));
+  if (node[kNodeUuid].isNull()) {
+    node.setText(kNodeUuid, generateUuid());
+  } else {
+    KILN_TRY_VOID(requireUuidField(node, kNodeUuid, "uuid"));
+  }
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    node.setText(kNodeProvisionState,
+                 std::string(ctx.atLeast(11) ? state::kEnroll : state::kAvailable));
+    node.setBool(kNodeProtected, false);
+    if (node[kNodeMaintenance].isNull()) node.setBool(kNodeMaintenance, false);
+    if (node[kNodeConsoleEnabled].isNull()) node.setBool(kNodeConsoleEnabled, false);
+    if (node[kNodeRetired].isNull()) node.setBool(kNodeRetired, false);
+    KILN_TRY_VOID(checkCommonFields(tx, node, node.uuid(), true));
+    KILN_TRY_VOID(resolveInterfaces(node, nullptr, false, nullptr));
+    node.setText(kNodeCreatedAt, timestamp(deps_));
+    auto inserted = tx.nodes().insert(node);
+    if (!inserted) return std::unexpected(uniqueViolation(inserted.error(), "node", node, nodeSchema()));
+    ApiResponse r = jsonResponse(201, renderFull(ctx, tx, *inserted));
+    setLocation(r, ctx.baseUrl, "nodes/" + inserted->uuid());
+    deps_.log.info("node created", {{"node", inserted->uuid()}, {"driver", inserted->str(kNodeDriver)}});
+    return r;
+  });
+}
+
+Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
+  Json body = KILN_TRY(parseJsonBody(ctx));
+  Patch patch = KILN_TRY(parsePatch(body));
+  if (patchTouches(patch, "traits")) {
+    return invalid("Cannot update node traits via node patch. Node traits should be updated via "
+                   "the node traits API.");
+  }
+  bool resetInterfaces = false;
+  if (auto reset = ctx.request.param("reset_interfaces")) {
+    KILN_TRY_VOID(requireVersion(ctx, 45));
+    resetInterfaces = KILN_TRY(parseBool("reset_interfaces", *reset));
+    if (resetInterfaces && !patchTouches(patch, "driver")) {
+      return invalid("The reset_interfaces parameter can only be used when changing the node's driver.");
+    }
+  }
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    const std::string& ident = ctx.param(0);
+    Record before = KILN_TRY(findNode(tx, ctx, ident));
+    const std::string& provState = before.str(kNodeProvisionState);
+    const bool removeInstanceOnly = patch.ops.size() == 1 && patch.ops[0].op == "remove" &&
+                                    patch.ops[0].path == "/instance_uuid";
+    if (!(removeInstanceOnly && before.flag(kNodeMaintenance))) {
+      if (!before[kNodeTargetProvisionState].isNull() && !updateAllowedInTransition(provState)) {
+        return conflict("Node " + ident + " can not be updated while a state transition is in progress.");
+      }
+      if (ctx.atLeast(39) && provState == state::kInspecting) {
+        return conflict("Cannot update node \"" + before.uuid() + "\" while it is in state \"inspecting\".");
+      }
+    }
+    Record node = KILN_TRY(patchRecord(nodeSchema(), before, patch, ctx.version));
+    KILN_TRY_VOID(checkCommonFields(tx, node, ident, false));
+
+    bool interfacesChanged = false;
+    for (const auto& info : kInterfaceTypes) {
+      interfacesChanged = interfacesChanged || patchTouches(patch, info.nodeField);
+    }
+    const bool driverChanged = node.str(kNodeDriver) != before.str(kNodeDriver);
+    if (driverChanged || interfacesChanged) {
+      const bool allowed = driverChangeAllowed(provState) ||
+                           (!driverChanged && before.flag(kNodeMaintenance));
+      if (!allowed) {
+        return conflict("Node " + before.uuid() + " cannot change its driver or hardware "
+                        "interfaces while in provision state \"" + provState +
+                        "\". Allowed states: enroll, inspecting, inspect wait, manageable, "
+                        "available" + std::string(driverChanged ? "" : " (or in maintenance)"));
+      }
+      if (driverChanged && before.flag(kNodeConsoleEnabled)) {
+        return conflict("Node " + ident + " can not update the driver while the console is "
+                        "enabled. Please stop the console first.");
+      }
+      KILN_TRY_VOID(resolveInterfaces(node, &before, resetInterfaces, &patch));
+    }
+    if (node[kNodeResourceClass] != before[kNodeResourceClass] && !before[kNodeResourceClass].isNull() &&
+        !driverChangeAllowed(provState)) {
+      return conflict("Node " + before.uuid() + " can not have resource_class updated unless it "
+                      "is in one of allowed (enroll, inspecting, inspect wait, manageable, "
+                      "available) states.");
+    }
+    if (!before[kNodeInstanceUuid].isNull() && !node[kNodeInstanceUuid].isNull() &&
+        node[kNodeInstanceUuid] != before[kNodeInstanceUuid]) {
+      return conflict("Node " + before.uuid() + " is associated with instance " +
+                      before.str(kNodeInstanceUuid) + ".");
+    }
+    // Protected and retired carry reasons only while set.
+    if (patchTouches(patch, "protected_reason") && !node.flag(kNodeProtected) &&
+        !node[kNodeProtectedReason].isNull()) {
+      return invalid("Cannot set protected_reason without protected set to True");
+    }
+    if (patchTouches(patch, "protected") && node.flag(kNodeProtected) &&
+        provState != state::kActive) {
+      return conflict("Node " + before.uuid() + " is in provision state \"" + provState +
+                      "\"; protected can only be set in state \"active\"");
+    }
+    if (patchTouches(patch, "retired_reason") && !node.flag(kNodeRetired) &&
+        !node[kNodeRetiredReason].isNull()) {
+      return invalid("Cannot set retired_reason without retired set to True");
+    }
+    if (!node.flag(kNodeMaintenance)) node.setNull(kNodeMaintenanceReason);
+    if (!node.flag(kNodeProtected)) node.setNull(kNodeProtectedReason);
+    if (!node.flag(kNodeRetired)) node.setNull(kNodeRetiredReason);
+    if (node.str(kNodeUuid) != before.str(kNodeUuid)) return internalError("uuid changed by patch");
+    node.setText(kNodeUpdatedAt, timestamp(deps_));
+    auto updated = tx.nodes().update(node);
+    if (!updated) return std::unexpected(uniqueViolation(updated.error(), "node", node, nodeSchema()));
+    return jsonResponse(200, renderFull(ctx, tx, node));
+  });
+}
+
+Result<ApiResponse> NodeHandlers::remove(RequestContext& ctx) {
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    const std::string& ident = ctx.param(0);
+    Record node = KILN_TRY(findNode(tx, ctx, ident));
+    const bool maintenance = node.flag(kNodeMaintenance);
+    const std::string& provState = node.str(kNodeProvisionState);
+    if (!maintenance && !node[kNodeInstanceUuid].isNull()) {
+      return conflict("Node " + node.uuid() + " is associated with instance " +
+                      node.str(kNodeInstanceUuid) + ".");
+    }
+    if (node.flag(kNodeProtected)) {
+      return fail(ErrorCode::PermissionDenied, "Node " + node.uuid() +
+                                                   " is protected and cannot be undeployed, "
+                                                   "rebuilt or deleted");
+    }
+    std::vector<std::string> valid = {"manageable", "enroll", "adopt failed"};
+    if (deps_.config.allowDeletingAvailableNodes) valid.emplace_back("available");
+    if (!maintenance && std::find(valid.begin(), valid.end(), provState) == valid.end()) {
+      std::string list;
+      for (const auto& v : valid) list += (list.empty() ? "'" : ", '") + v + "'";
+      return conflict("Can not delete node \"" + node.uuid() + "\" while it is in provision state \"" +
+                      provState + "\". Valid provision states to perform deletion are: \"(" + list +
+                      ")\", or set the node into maintenance mode");
+    }
+    if (!node[kNodeReservation].isNull()) {
+      return conflict("Node " + node.uuid() + " is locked by host " + node.str(kNodeReservation) +
+                      ", please retry after the current operation is completed.");
+    }
+    KILN_TRY(tx.ports().removeWhere(kPortNodeUuid, Value::text(node.uuid())));
+    KILN_TRY(tx.portgroups().removeWhere(kPgNodeUuid, Value::text(node.uuid())));
+    KILN_TRY_VOID(tx.traits().clear(node.id()));
+    KILN_TRY_VOID(tx.nodes().remove(node.id()));
+    deps_.log.info("node deleted", {{"node", node.uuid()}});
+    return emptyResponse(204);
+  });
+}
+
+Result<ApiResponse> NodeHandlers::setMaintenance(RequestContext& ctx) {
+  std::optional<std::string> reason = ctx.request.param("reason");
+  if (ctx.request.body.find_first_not_of(" \t\r\n") != std::string::npos) {
+    Json body = KILN_TRY(parseJsonBody(ctx));
+    if (!body.is_object()) return invalid("Expected a JSON object with an optional 'reason'");
+    for (auto it = body.begin(); it != body.end(); ++it) {
+      if (it.key() != "reason") return invalid("Unexpected arguments: " + it.key());
+    }
+    if (body.contains("reason")) {
+      if (body["reason"].is_null()) {
+        reason.reset();
+      } else if (!body["reason"].is_string()) {
+        return invalid("Expected string for reason: " + dumpJson(body["reason"]));
+      } else {
+        reason = body["reason"].get<std::string>();
+      }
+    }
+  }
+  if (reason && reason->size() > 255) {
+    return invalid("Invalid input for field/attribute maintenance_reason. Value should have a "
+                   "maximum character requirement of 255");
+  }
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    node.setBool(kNodeMaintenance, true);
+    if (reason) node.setText(kNodeMaintenanceReason, *reason); else node.setNull(kNodeMaintenanceReason);
+    node.setText(kNodeUpdatedAt, timestamp(deps_));
+    KILN_TRY_VOID(tx.nodes().update(node));
+    ApiResponse r = emptyResponse(202);
+    setLocation(r, ctx.baseUrl, "nodes/" + node.uuid() + "/maintenance");
+    return r;
+  });
+}
+
+Result<ApiResponse> NodeHandlers::clearMaintenance(RequestContext& ctx) {
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    node.setBool(kNodeMaintenance, false);
+    node.setNull(kNodeMaintenanceReason);
+    node.setText(kNodeUpdatedAt, timestamp(deps_));
+    KILN_TRY_VOID(tx.nodes().update(node));
+    ApiResponse r = emptyResponse(202);
+    setLocation(r, ctx.baseUrl, "nodes/" + node.uuid() + "/maintenance");
+    return r;
+  });
+}
+
+Result<ApiResponse> NodeHandlers::states(RequestContext& ctx) {
+  return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    FieldMask mask;
+    for (size_t f : {kNodeConsoleEnabled, kNodeLastError, kNodePowerState, kNodeProvisionState,
+                     kNodeTargetPowerState, kNodeTargetProvisionState, kNodeProvisionUpdatedAt}) {
+      mask.set(f);
+    }
+    if (ctx.atLeast(12)) mask.set(kNodeRaidConfig).set(kNodeTargetRaidConfig);
+    if (ctx.atLeast(75)) mask.set(kNodeBootMode).set(kNodeSecureBoot);
+    JsonWriter w;
+    NodeViewContext view{ctx, deps_.config.host};
+    renderNode(w, view, node, mask, nullptr);
+    return jsonResponse(200, w.take());
+  });
+}
+
+Result<ApiResponse> NodeHandlers::setRaidConfig(RequestContext& ctx) {
+  Json body = KILN_TRY(parseJsonBody(ctx));
+  if (!body.is_object()) {
+    return invalid("Expected types <class 'dict'> for target_raid_config: " + pyRepr(body));
+  }
+  if (!body.empty()) KILN_TRY(parseRaidConfig(body));
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    const std::string& raid = node.str(kNodeRaidInterface);
+    const auto* impl = findImplementation(InterfaceType::Raid, raid);
+    if (!impl || impl->noop) {
+      return notFound("Driver " + node.str(kNodeDriver) +
+                      " does not support raid (disabled or not implemented).");
+    }
+    node.setText(kNodeTargetRaidConfig, dumpJson(body));
+    node.setText(kNodeUpdatedAt, timestamp(deps_));
+    KILN_TRY_VOID(tx.nodes().update(node));
+    return emptyResponse(204);
+  });
+}
+
+Result<ApiResponse> NodeHandlers::validate(RequestContext& ctx) { return validateNode(ctx, ctx.param(0)); }
+
+Result<ApiResponse> NodeHandlers::validateByQuery(RequestContext& ctx) {
+  auto ident = ctx.request.param("node");
+  if (!ident) return invalid("Missing mandatory parameter: node");
+  return validateNode(ctx, *ident);
+}
+
+Result<ApiResponse> NodeHandlers::validateNode(RequestContext& ctx, const std::string& ident) {
+  return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ident));
+    auto traits = KILN_TRY(tx.traits().get(node.id()));
+    const auto ports = KILN_TRY(tx.ports().count(
+        {{ListFilter::Op::Equals, kPortNodeUuid, Value::text(node.uuid()), {}}}));
+    NodeFacts facts{node, traits, static_cast<size_t>(ports)};
+    JsonWriter w;
+    w.beginObject();
+    for (const auto& v : validateNodeInterfaces(deps_.drivers, facts)) {
+      w.key(interfaceInfo(v.type).name);
+      w.beginObject();
+      w.key("result");
+      w.boolean(v.result);
+      if (v.reason) w.field("reason", *v.reason);
+      w.endObject();
+    }
+    w.endObject();
+    return jsonResponse(200, w.take());
+  });
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,115 @@
+// The node traits sub-resource (node traits spec, Ironic >= 1.37):
+//   GET/PUT/DELETE /v1/nodes/{node}/traits, PUT/DELETE /v1/nodes/{node}/traits/{trait}.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "server/api/handler_support.h"
+#include "server/api/node_handlers.h"
+#include "server/model/trait.h"
+
+namespace kiln::server {
+namespace {
+
+using Mode = Storage::Mode;
+
+constexpr const char* kPutUsage =
+    "A single node trait may be added via PUT /v1/nodes/<node identifier>/traits/<trait> with "
+    "no body, or all node traits may be replaced via PUT /v1/nodes/<node identifier>/traits "
+    "with the list of traits specified in the request body.";
+
+bool hasBody(const RequestContext& ctx) {
+  return ctx.request.body.find_first_not_of(" \t\r\n") != std::string::npos;
+}
+
+}  // namespace
+
+Result<ApiResponse> NodeHandlers::listTraits(RequestContext& ctx) {
+  return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    auto traits = KILN_TRY(tx.traits().get(node.id()));
+    JsonWriter w;
+    w.beginObject();
+    w.key("traits");
+    w.beginArray();
+    for (const auto& t : traits) w.string(t);
+    w.endArray();
+    w.endObject();
+    return jsonResponse(200, w.take());
+  });
+}
+
+Result<ApiResponse> NodeHandlers::setTraits(RequestContext& ctx) {
+  if (!hasBody(ctx)) return invalid(kPutUsage);
+  Json body = KILN_TRY(parseJsonBody(ctx));
+  if (!body.is_object()) return invalid(kPutUsage);
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    if (it.key() != "traits") {
+      return invalid("Schema error for traits: Additional properties are not allowed ('" +
+                     it.key() + "' was unexpected)");
+    }
+  }
+  if (!body.contains("traits")) return invalid(kPutUsage);
+  const Json& list = body["traits"];
+  if (!list.is_array()) {
+    return invalid("Schema error for traits: " + pyRepr(list) + " is not of type 'array'");
+  }
+  std::vector<std::string> requested;
+  for (const auto& t : list) {
+    if (!t.is_string()) return invalid("Invalid trait. A trait must be a string, got " + pyRepr(t));
+    requested.push_back(t.get<std::string>());
+  }
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    auto traits = KILN_TRY(normalizeTraits(requested, node.uuid()));
+    KILN_TRY_VOID(tx.traits().set(node.id(), traits));
+    node.setText(kNodeUpdatedAt, timestamp(deps_));
+    KILN_TRY_VOID(tx.nodes().update(node));
+    return emptyResponse(204);
+  });
+}
+
+Result<ApiResponse> NodeHandlers::addTrait(RequestContext& ctx) {
+  if (hasBody(ctx)) return invalid(kPutUsage);
+  const std::string& trait = ctx.param(1);
+  KILN_TRY_VOID(validateTrait(trait));
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    auto traits = KILN_TRY(tx.traits().get(node.id()));
+    if (std::find(traits.begin(), traits.end(), trait) == traits.end()) {
+      if (traits.size() + 1 > kMaxTraitsPerNode) {
+        return invalid(tooManyTraitsMessage(node.uuid(), traits.size() + 1));
+      }
+      KILN_TRY_VOID(tx.traits().add(node.id(), trait));
+      node.setText(kNodeUpdatedAt, timestamp(deps_));
+      KILN_TRY_VOID(tx.nodes().update(node));
+    }
+    ApiResponse r = emptyResponse(204);
+    setLocation(r, ctx.baseUrl, "nodes/" + node.uuid() + "/traits/" + trait);
+    return r;
+  });
+}
+
+Result<ApiResponse> NodeHandlers::clearTraits(RequestContext& ctx) {
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    KILN_TRY_VOID(tx.traits().clear(node.id()));
+    node.setText(kNodeUpdatedAt, timestamp(deps_));
+    KILN_TRY_VOID(tx.nodes().update(node));
+    return emptyResponse(204);
+  });
+}
+
+Result<ApiResponse> NodeHandlers::removeTrait(RequestContext& ctx) {
+  const std::string& trait = ctx.param(1);
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    if (!KILN_TRY(tx.traits().remove(node.id(), trait))) {
+      return notFound("Node " + node.uuid() + " doesn't have a trait '" + trait + "'");
+    }
+    node.setText(kNodeUpdatedAt, timestamp(deps_));
+    KILN_TRY_VOID(tx.nodes().update(node));
+    return emptyResponse(204);
+  });
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,60 @@
+#include "server/api/node_view.h"
+
+#include "server/api/common.h"
+#include "server/model/node.h"
+
+namespace kiln::server {
+
+FieldMask nodeDetailMask(int version) { return visibleFields(nodeSchema(), version); }
+
+void renderNode(JsonWriter& w, const NodeViewContext& view, const Record& node,
+                const FieldMask& mask, const std::vector<std::string>* traits) {
+  const int version = view.ctx.version;
+  const std::string& base = view.ctx.baseUrl;
+  const std::string path = "nodes/" + node.uuid();
+  renderRecord(w, nodeSchema(), node, mask, [&](JsonWriter& out, size_t field) {
+    switch (field) {
+      case kNodeProvisionState: {
+        const std::string& state = node.str(kNodeProvisionState);
+        if (version < 2 && state == "available") {
+          out.null();
+        } else if (version < 39 && state == "inspect wait") {
+          out.string("inspecting");
+        } else {
+          out.string(state);
+        }
+        return true;
+      }
+      case kNodeDriverInfo:
+        out.raw(node[field].isNull() ? "{}" : maskSecrets(node.str(field)));
+        return true;
+      case kNodeDriverInternalInfo:
+        out.raw(node[field].isNull() ? "{}" : maskSecrets(node.str(field)));
+        return true;
+      case kNodeInstanceInfo:
+        out.raw(node[field].isNull() ? "{}" : maskInstanceInfo(node.str(field)));
+        return true;
+      case kNodeTraits:
+        out.beginArray();
+        if (traits) {
+          for (const auto& t : *traits) out.string(t);
+        }
+        out.endArray();
+        return true;
+      case kNodeConductor:
+        out.string(view.conductor);
+        return true;
+      case kNodeAllocationUuid:
+        out.null();
+        return true;
+      case kNodeLinks: writeLinks(out, base, path); return true;
+      case kNodePorts: writeLinks(out, base, path + "/ports"); return true;
+      case kNodeStates: writeLinks(out, base, path + "/states"); return true;
+      case kNodePortgroups: writeLinks(out, base, path + "/portgroups"); return true;
+      case kNodeVolume: writeLinks(out, base, path + "/volume"); return true;
+      default: return false;
+    }
+  });
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,208 @@
+#include "server/config.h"
+
+#include <ini.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "shared/core/log.h"
+
+namespace kiln::server {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) {
+    return "localhost";
+  }
+  return buf;
+}
+
+/// The parsed file: every (section, key) in order, and the values (sections and keys
+/// lowercased; a repeated key keeps its last value).
+struct IniFile {
+  std::vector<std::pair<std::string, std::string>> keys;
+  std::map<std::string, std::map<std::string, std::string>> values;
+
+  bool has(const std::string& section, const std::string& key) const {
+    auto s = values.find(lower(section));
+    return s != values.end() && s->second.count(key) > 0;
+  }
+  std::string get(const std::string& section, const std::string& key) const {
+    auto s = values.find(lower(section));
+    if (s == values.end()) return "";
+    auto k = s->second.find(key);
+    return k == s->second.end() ? "" : k->second;
+  }
+};
+
+int collectHandler(void* user, const char* section, const char* name, const char* value) {
+  auto* file = static_cast<IniFile*>(user);
+  const std::string sec = lower(section);
+  const std::string key = lower(name);
+  file->keys.emplace_back(sec, key);
+  file->values[sec][key] = value ? value : "";
+  return 1;
+}
+
+}  // namespace
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item = trim(item);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+Result<Config> parseConfig(const std::string& text, const std::string& origin) {
+  IniFile reader;
+  if (const int line = ini_parse_string(text.c_str(), collectHandler, &reader); line != 0) {
+    return invalid(origin + ": syntax error on line " + std::to_string(line));
+  }
+  Config c;
+  c.host = hostname();
+  auto where = [&](const std::string& section, const std::string& key) {
+    return origin + ": [" + section + "] " + key;
+  };
+  auto getString = [&](const std::string& section, const std::string& key, std::string& out) {
+    if (reader.has(section, key)) out = trim(reader.get(section, key));
+  };
+  auto getInt = [&](const std::string& section, const std::string& key, int& out, int min,
+                    int max) -> Result<void> {
+    if (!reader.has(section, key)) return {};
+    const std::string raw = trim(reader.get(section, key));
+    try {
+      size_t pos = 0;
+      const long v = std::stol(raw, &pos);
+      if (pos != raw.size() || v < min || v > max) throw std::out_of_range("range");
+      out = static_cast<int>(v);
+      return {};
+    } catch (const std::exception&) {
+      return invalid(where(section, key) + " must be an integer between " + std::to_string(min) +
+                     " and " + std::to_string(max) + ", got '" + raw + "'");
+    }
+  };
+  auto getBool = [&](const std::string& section, const std::string& key,
+                     bool& out) -> Result<void> {
+    if (!reader.has(section, key)) return {};
+    const std::string raw = lower(trim(reader.get(section, key)));
+    if (raw == "true" || raw == "1" || raw == "yes" || raw == "on") {
+      out = true;
+    } else if (raw == "false" || raw == "0" || raw == "no" || raw == "off") {
+      out = false;
+    } else {
+      return invalid(where(section, key) + " must be true or false, got '" + raw + "'");
+    }
+    return {};
+  };
+
+  getString("DEFAULT", "auth_strategy", c.authStrategy);
+  if (c.authStrategy != "noauth" && c.authStrategy != "http_basic") {
+    return invalid(where("DEFAULT", "auth_strategy") + " must be noauth or http_basic, got '" +
+                   c.authStrategy + "'");
+  }
+  getString("DEFAULT", "http_basic_auth_user_file", c.httpBasicAuthUserFile);
+  getString("DEFAULT", "host", c.host);
+  getString("DEFAULT", "log_level", c.logLevel);
+  bool debug = false;
+  KILN_TRY_VOID(getBool("DEFAULT", "debug", debug));
+  if (debug) c.logLevel = "debug";
+  if (reader.has("DEFAULT", "enabled_hardware_types")) {
+    c.enabledHardwareTypes = splitList(reader.get("DEFAULT", "enabled_hardware_types"));
+  }
+  for (const auto& info : kInterfaceTypes) {
+    const std::string enabledKey = "enabled_" + std::string(info.name) + "_interfaces";
+    const std::string defaultKey = "default_" + std::string(info.name) + "_interface";
+    const auto idx = static_cast<size_t>(info.type);
+    if (reader.has("DEFAULT", enabledKey)) {
+      c.enabledInterfaces[idx] = splitList(reader.get("DEFAULT", enabledKey));
+    }
+    if (reader.has("DEFAULT", defaultKey)) {
+      std::string v = trim(reader.get("DEFAULT", defaultKey));
+      if (!v.empty()) c.defaultInterfaces[idx] = v;
+    }
+  }
+
+  getString("api", "host_ip", c.hostIp);
+  KILN_TRY_VOID(getInt("api", "port", c.port, 0, 65535));
+  KILN_TRY_VOID(getInt("api", "max_limit", c.maxLimit, 1, 1000000));
+  getString("api", "public_endpoint", c.publicEndpoint);
+  while (!c.publicEndpoint.empty() && c.publicEndpoint.back() == '/') c.publicEndpoint.pop_back();
+  KILN_TRY_VOID(getInt("api", "api_workers", c.apiWorkers, 0, 256));
+
+  getString("database", "connection", c.connection);
+
+  KILN_TRY_VOID(
+      getBool("conductor", "allow_deleting_available_nodes", c.allowDeletingAvailableNodes));
+
+  for (const auto& [key, raw] : reader.values["http_basic_roles"]) {
+    const std::string value = lower(trim(raw));
+    Role role;
+    if (value == "admin") {
+      role = Role::Admin;
+    } else if (value == "observer") {
+      role = Role::Observer;
+    } else {
+      return invalid(where("http_basic_roles", key) + " must be admin or observer, got '" +
+                     value + "'");
+    }
+    if (key == "default_role") {
+      c.defaultRole = role;
+    } else {
+      c.userRoles[key] = role;
+    }
+  }
+
+  // Report options Kiln does not know: most likely typos, and silently ignoring them would
+  // hide a misconfiguration.
+  static const std::set<std::string> kKnown = [] {
+    std::set<std::string> k = {
+        "default/auth_strategy", "default/http_basic_auth_user_file", "default/host",
+        "default/log_level", "default/debug", "default/enabled_hardware_types",
+        "api/host_ip", "api/port", "api/max_limit", "api/public_endpoint", "api/api_workers",
+        "database/connection", "conductor/allow_deleting_available_nodes"};
+    for (const auto& info : kInterfaceTypes) {
+      k.insert("default/enabled_" + std::string(info.name) + "_interfaces");
+      k.insert("default/default_" + std::string(info.name) + "_interface");
+    }
+    return k;
+  }();
+  for (const auto& [section, key] : reader.keys) {
+    if (section == "http_basic_roles") continue;
+    if (!kKnown.count(section + "/" + key)) {
+      Logger("config").warning("ignoring unknown option", {{"option", "[" + section + "] " + key},
+                                                           {"file", origin}});
+    }
+  }
+  return c;
+}
+
+Result<Config> loadConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return invalid("cannot read configuration file " + path);
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parseConfig(ss.str(), path);
+}
+
+}  // namespace kiln::server

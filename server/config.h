@@ -1,0 +1,61 @@
+// File: server/config.h
+//
+// kiln-server's configuration, read from an INI file (`--config-file`). Option names follow
+// Ironic's wherever the concept is the same; etc/kiln.conf.sample documents every option and
+// docs/configuration.md explains them.
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/drivers/interface_types.h"
+#include "shared/core/error.h"
+
+namespace kiln::server {
+
+enum class Role { Admin, Observer };
+
+struct Config {
+  // [DEFAULT]
+  std::string authStrategy = "noauth";  ///< noauth | http_basic
+  std::string httpBasicAuthUserFile = "/etc/kiln/htpasswd";
+  std::string host;  ///< conductor name; defaults to the machine's hostname
+  std::string logLevel = "info";
+  std::vector<std::string> enabledHardwareTypes = {"ipmi", "redfish"};
+  /// enabled_<iface>_interfaces; unset = every implementation the enabled hardware types
+  /// support (so naming hardware types is enough to use them).
+  std::array<std::optional<std::vector<std::string>>, kInterfaceCount> enabledInterfaces;
+  /// default_<iface>_interface; unset = computed per hardware type.
+  std::array<std::optional<std::string>, kInterfaceCount> defaultInterfaces;
+
+  // [api]
+  std::string hostIp = "127.0.0.1";
+  int port = 6385;
+  int maxLimit = 1000;
+  std::string publicEndpoint;  ///< base URL used in links; empty = from the request's Host
+  int apiWorkers = 0;          ///< HTTP threads; 0 = number of CPUs
+
+  // [database]
+  std::string connection = "sqlite:///kiln.sqlite";
+
+  // [conductor]
+  bool allowDeletingAvailableNodes = true;
+
+  // [http_basic_roles]  user = admin | observer   (Kiln extension)
+  std::map<std::string, Role> userRoles;
+  Role defaultRole = Role::Admin;  ///< [http_basic_roles] default_role
+};
+
+/// Reads `path`. InvalidArgument names the file, section and option of any bad value.
+Result<Config> loadConfig(const std::string& path);
+
+/// Parses INI text (used by loadConfig and tests). `origin` names the source in messages.
+Result<Config> parseConfig(const std::string& text, const std::string& origin);
+
+/// Splits "a, b,c" into {"a","b","c"} (empty items dropped).
+std::vector<std::string> splitList(const std::string& text);
+
+}  // namespace kiln::server

@@ -1,0 +1,153 @@
+#include "server/drivers/hardware_types.h"
+
+namespace kiln::server {
+namespace {
+
+using IT = InterfaceType;
+
+constexpr PropertyDef kIpmiProperties[] = {
+    {"ipmi_address", "IP address or hostname of the node's BMC. Required.", true},
+    {"ipmi_username", "BMC user name; default is the NULL user. Optional.", false},
+    {"ipmi_password", "BMC password. Optional.", false},
+    {"ipmi_port", "Remote IPMI RMCP port. Optional.", false},
+    {"ipmi_priv_level",
+     "Privilege level; default is ADMINISTRATOR. One of ADMINISTRATOR, CALLBACK, OPERATOR, "
+     "USER. Optional.",
+     false},
+    {"ipmi_protocol_version",
+     "The version of the IPMI protocol; default is \"2.0\". One of \"1.5\", \"2.0\". Optional.",
+     false},
+};
+
+constexpr PropertyDef kRedfishProperties[] = {
+    {"redfish_address",
+     "The URL address to the Redfish controller. It must include the authority portion of the "
+     "URL, and can optionally include the scheme. If the scheme is missing, https is assumed. "
+     "For example: https://mgmt.vendor.com. Required",
+     true},
+    {"redfish_system_id",
+     "The canonical path to the ComputerSystem resource that the driver will interact with, "
+     "for example /redfish/v1/Systems/1. Only required if the BMC manages more than one "
+     "ComputerSystem. Optional",
+     false},
+    {"redfish_username", "User account with admin/server-profile access privilege. Optional",
+     false},
+    {"redfish_password", "User account password. Optional", false},
+    {"redfish_verify_ca",
+     "Either a Boolean value or a path to a CA_BUNDLE file. If true (the default) the BMC's "
+     "certificate is verified; if false it is not. Optional",
+     false},
+    {"redfish_auth_type",
+     "Redfish HTTP client authentication method: \"basic\", \"session\" or \"auto\" (default). "
+     "Optional",
+     false},
+};
+
+constexpr PropertyDef kNetbootProperties[] = {
+    {"deploy_kernel",
+     "URL or local path of the agent kernel. Required unless the server sets "
+     "[conductor] deploy_kernel.",
+     false},
+    {"deploy_ramdisk",
+     "URL or local path of the agent initramfs. Required unless the server sets "
+     "[conductor] deploy_ramdisk.",
+     false},
+};
+
+constexpr ImplementationDef kImplementations[] = {
+    {IT::Bios, "fake", {}},
+    {IT::Bios, "no-bios", {}, true},
+    {IT::Boot, "fake", {}},
+    {IT::Boot, "ipxe", kNetbootProperties},
+    {IT::Boot, "pxe", kNetbootProperties},
+    {IT::Console, "fake", {}},
+    {IT::Console, "no-console", {}, true},
+    {IT::Deploy, "direct", {}},
+    {IT::Deploy, "fake", {}},
+    {IT::Inspect, "agent", {}},
+    {IT::Inspect, "fake", {}},
+    {IT::Inspect, "no-inspect", {}, true},
+    {IT::Management, "fake", {}},
+    {IT::Management, "ipmitool", kIpmiProperties},
+    {IT::Management, "noop", {}},
+    {IT::Management, "redfish", kRedfishProperties},
+    {IT::Network, "flat", {}},
+    {IT::Network, "noop", {}},
+    {IT::Power, "fake", {}},
+    {IT::Power, "ipmitool", kIpmiProperties},
+    {IT::Power, "redfish", kRedfishProperties},
+    {IT::Raid, "agent", {}},
+    {IT::Raid, "fake", {}},
+    {IT::Raid, "no-raid", {}, true},
+    {IT::Rescue, "fake", {}},
+    {IT::Rescue, "no-rescue", {}, true},
+    {IT::Storage, "fake", {}},
+    {IT::Storage, "noop", {}},
+    {IT::Vendor, "fake", {}},
+    {IT::Vendor, "no-vendor", {}, true},
+};
+
+/// The interfaces every generic hardware type shares (Ironic's GenericHardware): no-op first
+/// where the feature is optional, so enabling a hardware type never turns on more than asked.
+HardwareTypeDef generic(std::string_view name, std::vector<std::string_view> power,
+                        std::vector<std::string_view> management) {
+  HardwareTypeDef hw{name, {}};
+  auto set = [&](IT t, std::vector<std::string_view> v) { hw.supported[static_cast<size_t>(t)] = v; };
+  set(IT::Bios, {"no-bios"});
+  set(IT::Boot, {"ipxe", "pxe"});
+  set(IT::Console, {"no-console"});
+  set(IT::Deploy, {"direct"});
+  set(IT::Inspect, {"no-inspect", "agent"});
+  set(IT::Management, std::move(management));
+  set(IT::Network, {"flat", "noop"});
+  set(IT::Power, std::move(power));
+  set(IT::Raid, {"no-raid", "agent"});
+  set(IT::Rescue, {"no-rescue"});
+  set(IT::Storage, {"noop"});
+  set(IT::Vendor, {"no-vendor"});
+  return hw;
+}
+
+const std::vector<HardwareTypeDef>& hardwareTypes() {
+  static const std::vector<HardwareTypeDef> types = [] {
+    std::vector<HardwareTypeDef> v;
+    v.push_back(generic("ipmi", {"ipmitool"}, {"ipmitool"}));
+    v.push_back(generic("redfish", {"redfish"}, {"redfish"}));
+    // Power is switched by hand: Ironic's manual-management uses the fake power interface.
+    v.push_back(generic("manual-management", {"fake"}, {"noop"}));
+    HardwareTypeDef fake{"fake-hardware", {}};
+    auto set = [&](IT t, std::vector<std::string_view> s) { fake.supported[static_cast<size_t>(t)] = s; };
+    set(IT::Bios, {"fake", "no-bios"});
+    set(IT::Boot, {"fake", "ipxe", "pxe"});
+    set(IT::Console, {"fake", "no-console"});
+    set(IT::Deploy, {"fake", "direct"});
+    set(IT::Inspect, {"fake", "no-inspect", "agent"});
+    set(IT::Management, {"fake", "noop"});
+    set(IT::Network, {"flat", "noop"});
+    set(IT::Power, {"fake"});
+    set(IT::Raid, {"fake", "no-raid", "agent"});
+    set(IT::Rescue, {"fake", "no-rescue"});
+    set(IT::Storage, {"fake", "noop"});
+    set(IT::Vendor, {"fake", "no-vendor"});
+    v.push_back(fake);
+    return v;
+  }();
+  return types;
+}
+
+}  // namespace
+
+std::span<const ImplementationDef> builtinImplementations() { return kImplementations; }
+
+std::span<const HardwareTypeDef> builtinHardwareTypes() { return hardwareTypes(); }
+
+const ImplementationDef* findImplementation(InterfaceType type, std::string_view name) {
+  for (const auto& impl : kImplementations) {
+    if (impl.type == type && impl.name == name) {
+      return &impl;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace kiln::server

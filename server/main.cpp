@@ -1,0 +1,76 @@
+// kiln-server: the Ironic-compatible bare-metal provisioning server.
+//   kiln-server --config-file /etc/kiln/kiln.conf
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+#include <string>
+
+#include "server/server_app.h"
+#include "shared/core/log.h"
+
+namespace {
+
+volatile std::sig_atomic_t gStop = 0;
+void onSignal(int) { gStop = 1; }
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: kiln-server [--config-file FILE]\n"
+               "  --config-file FILE  INI configuration (see etc/kiln.conf.sample)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string configFile;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--config-file" && i + 1 < argc) {
+      configFile = argv[++i];
+    } else if (arg.rfind("--config-file=", 0) == 0) {
+      configFile = arg.substr(std::strlen("--config-file="));
+    } else if (arg == "-h" || arg == "--help") {
+      usage();
+      return 0;
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  kiln::Logger log("kiln-server");
+  kiln::server::Config config;
+  if (!configFile.empty()) {
+    auto loaded = kiln::server::loadConfig(configFile);
+    if (!loaded) {
+      log.error("invalid configuration", {{"error", loaded.error().message}});
+      return 1;
+    }
+    config = std::move(*loaded);
+  } else {
+    auto defaults = kiln::server::parseConfig("", "defaults");
+    config = std::move(*defaults);
+  }
+  kiln::Logger::setLevel(kiln::parseLogLevel(config.logLevel));
+
+  auto app = kiln::server::ServerApp::create(config);
+  if (!app) {
+    log.error("cannot start", {{"error", app.error().message}});
+    return 1;
+  }
+  if (auto started = (*app)->start(); !started) {
+    log.error("cannot start", {{"error", started.error().message}});
+    return 1;
+  }
+  log.info("listening", {{"address", config.hostIp + ":" + std::to_string((*app)->port())},
+                         {"database", config.connection},
+                         {"auth_strategy", config.authStrategy}});
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  while (!gStop) {
+    pause();
+  }
+  log.info("shutting down");
+  (*app)->stop();
+  return 0;
+}

@@ -1,0 +1,183 @@
+#include "server/model/node.h"
+
+#include <array>
+#include <nlohmann/json.hpp>
+
+#include "server/model/resources.h"
+#include "shared/core/uuid.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+namespace {
+
+using FT = FieldType;
+constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable,
+                   X = kComputed, M = kMaskSecrets, L = kDefaultList, I = kInternal,
+                   NS = kNoSelect;
+
+// Order must match enum NodeField.
+constexpr FieldSpec kNodeFields[] = {
+    {"id", FT::Int, 1, I | S},
+    {"uuid", FT::String, 1, C | S | L, 36},
+    {"name", FT::String, 5, N | C | P | S | L, 255},
+    {"driver", FT::String, 1, C | P | S, 255},
+    {"driver_info", FT::Object, 1, C | P | M},
+    {"driver_internal_info", FT::Object, 3, M},
+    {"properties", FT::Object, 1, C | P},
+    {"instance_info", FT::Object, 1, C | P},
+    {"instance_uuid", FT::String, 1, N | C | P | S | L, 36},
+    {"chassis_uuid", FT::String, 1, N | C | P | S, 36},
+    {"extra", FT::Object, 1, C | P},
+    {"power_state", FT::String, 1, N | S | L},
+    {"target_power_state", FT::String, 1, N | S},
+    {"provision_state", FT::String, 1, S | L},
+    {"target_provision_state", FT::String, 1, N | S},
+    {"provision_updated_at", FT::Time, 1, N | S},
+    {"last_error", FT::String, 1, N | S},
+    {"maintenance", FT::Bool, 1, C | P | S | L},
+    {"maintenance_reason", FT::String, 1, N | S, 255},
+    {"fault", FT::String, 42, N | S},
+    {"reservation", FT::String, 1, N | S},
+    {"console_enabled", FT::Bool, 1, C | S},
+    {"clean_step", FT::Object, 7, 0},
+    {"deploy_step", FT::Object, 44, 0},
+    {"raid_config", FT::Object, 12, 0},
+    {"target_raid_config", FT::Object, 12, 0},
+    {"inspection_started_at", FT::Time, 6, N | S},
+    {"inspection_finished_at", FT::Time, 6, N | S},
+    {"resource_class", FT::String, 21, N | C | P | S, 80},
+    {"bios_interface", FT::String, 40, N | C | P | S, 255},
+    {"boot_interface", FT::String, 31, N | C | P | S, 255},
+    {"console_interface", FT::String, 31, N | C | P | S, 255},
+    {"deploy_interface", FT::String, 31, N | C | P | S, 255},
+    {"inspect_interface", FT::String, 31, N | C | P | S, 255},
+    {"management_interface", FT::String, 31, N | C | P | S, 255},
+    {"network_interface", FT::String, 20, N | C | P | S, 255},
+    {"power_interface", FT::String, 31, N | C | P | S, 255},
+    {"raid_interface", FT::String, 31, N | C | P | S, 255},
+    {"rescue_interface", FT::String, 38, N | C | P | S, 255},
+    {"storage_interface", FT::String, 33, N | C | P | S, 255},
+    {"vendor_interface", FT::String, 31, N | C | P | S, 255},
+    {"conductor_group", FT::String, 46, C | P | S, 255},
+    {"automated_clean", FT::Bool, 47, N | C | P | S},
+    {"protected", FT::Bool, 48, P | S},
+    {"protected_reason", FT::String, 48, N | P | S, 255},
+    {"owner", FT::String, 50, N | C | P | S, 255},
+    {"description", FT::String, 51, N | C | P | S, 4096},
+    {"retired", FT::Bool, 61, C | P | S},
+    {"retired_reason", FT::String, 61, N | C | P | S, 255},
+    {"lessee", FT::String, 65, N | C | P | S, 255},
+    {"network_data", FT::Object, 66, C | P},
+    {"boot_mode", FT::String, 75, N | S},
+    {"secure_boot", FT::Bool, 75, N | S},
+    {"created_at", FT::Time, 1, N | S},
+    {"updated_at", FT::Time, 1, N | S},
+    {"traits", FT::Array, 37, X},
+    {"conductor", FT::String, 49, X | N},
+    {"allocation_uuid", FT::String, 52, X | N},
+    {"links", FT::Array, 1, X | L},
+    {"ports", FT::Array, 1, X | NS},
+    {"states", FT::Array, 14, X | NS},
+    {"portgroups", FT::Array, 24, X | NS},
+    {"volume", FT::Array, 32, X | NS},
+};
+static_assert(std::size(kNodeFields) == kNodeFieldCount);
+
+const Schema kNodeSchema{"Node", "nodes", kNodeFields};
+
+/// Substrings of keys whose values are secrets (oslo_utils.strutils._SANITIZE_KEYS, matched
+/// case-insensitively as substrings of the key).
+constexpr std::string_view kSecretKeys[] = {
+    "adminpass",      "admin_pass",     "password",   "admin_password", "auth_token",
+    "new_pass",       "auth_password",  "secret_uuid", "secret",        "sys_pswd",
+    "token",          "configdrive",    "chappassword", "encryption_key", "keystone_password",
+    "vault_password",
+};
+
+std::string lowerAscii(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool isSecretKey(std::string_view key) {
+  const std::string lower = lowerAscii(key);
+  for (auto k : kSecretKeys) {
+    if (lower.find(k) != std::string::npos) return true;
+  }
+  return false;
+}
+
+/// Quick pre-check on the serialised text: most documents have no secret-looking key at all
+/// and can be spliced into responses without parsing.
+bool mayContainSecret(const std::string& json) {
+  const std::string lower = lowerAscii(json);
+  for (auto k : kSecretKeys) {
+    if (lower.find(k) != std::string::npos) return true;
+  }
+  return false;
+}
+
+void maskInPlace(Json& value) {
+  if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (isSecretKey(it.key()) && !it.value().is_object() && !it.value().is_array()) {
+        it.value() = "******";
+      } else {
+        maskInPlace(it.value());
+      }
+    }
+  } else if (value.is_array()) {
+    for (auto& v : value) maskInPlace(v);
+  }
+}
+
+}  // namespace
+
+const Schema& nodeSchema() { return kNodeSchema; }
+
+Result<void> validateNodeName(std::string_view name) {
+  static constexpr std::string_view kReserved[] = {
+      "detail", "validate", "states", "maintenance", "management", "traits", "vifs",
+      "ports", "portgroups", "volume", "bios", "history", "inventory", "children", "firmware",
+      "vmedia", "cleaning"};
+  bool ok = !name.empty() && name.size() <= 255 && !isUuidLike(name);
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '~' ||
+          c == '-')) {
+      ok = false;
+    }
+  }
+  for (auto r : kReserved) {
+    if (name == r) ok = false;
+  }
+  if (!ok) {
+    return invalid("Cannot create node with invalid name '" + std::string(name) + "'");
+  }
+  return {};
+}
+
+std::string maskSecrets(const std::string& json) {
+  if (!mayContainSecret(json)) {
+    return json;
+  }
+  auto parsed = parseJson(json);
+  if (!parsed) return json;
+  maskInPlace(*parsed);
+  return dumpJson(*parsed);
+}
+
+std::string maskInstanceInfo(const std::string& json) {
+  if (!mayContainSecret(json) && json.find("image_url") == std::string::npos) {
+    return json;
+  }
+  auto parsed = parseJson(json);
+  if (!parsed || !parsed->is_object()) return json;
+  maskInPlace(*parsed);
+  for (const char* key : {"configdrive", "image_url"}) {
+    if (parsed->contains(key) && !(*parsed)[key].is_null()) (*parsed)[key] = "******";
+  }
+  return dumpJson(*parsed);
+}
+
+}  // namespace kiln::server

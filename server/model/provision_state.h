@@ -1,0 +1,55 @@
+// File: server/model/provision_state.h
+//
+// Provision and power state names as they appear on the wire (docs/ironic-api.md §6.1).
+#pragma once
+
+#include <string_view>
+
+namespace kiln::server::state {
+
+inline constexpr std::string_view kEnroll = "enroll";
+inline constexpr std::string_view kVerifying = "verifying";
+inline constexpr std::string_view kManageable = "manageable";
+inline constexpr std::string_view kAvailable = "available";
+inline constexpr std::string_view kActive = "active";
+inline constexpr std::string_view kDeploying = "deploying";
+inline constexpr std::string_view kDeployWait = "wait call-back";
+inline constexpr std::string_view kDeployFailed = "deploy failed";
+inline constexpr std::string_view kDeployHold = "deploy hold";
+inline constexpr std::string_view kDeleting = "deleting";
+inline constexpr std::string_view kCleaning = "cleaning";
+inline constexpr std::string_view kCleanWait = "clean wait";
+inline constexpr std::string_view kCleanFailed = "clean failed";
+inline constexpr std::string_view kCleanHold = "clean hold";
+inline constexpr std::string_view kInspecting = "inspecting";
+inline constexpr std::string_view kInspectWait = "inspect wait";
+inline constexpr std::string_view kInspectFailed = "inspect failed";
+inline constexpr std::string_view kAdopting = "adopting";
+inline constexpr std::string_view kAdoptFailed = "adopt failed";
+inline constexpr std::string_view kRescue = "rescue";
+inline constexpr std::string_view kRescuing = "rescuing";
+inline constexpr std::string_view kRescueWait = "rescue wait";
+inline constexpr std::string_view kRescueFailed = "rescue failed";
+inline constexpr std::string_view kUnrescuing = "unrescuing";
+inline constexpr std::string_view kUnrescueFailed = "unrescue failed";
+inline constexpr std::string_view kError = "error";
+
+/// Every provision state a node can be in.
+inline constexpr std::string_view kAll[] = {
+    kEnroll,     kVerifying,    kManageable,    kAvailable,    kActive,      kDeploying,
+    kDeployWait, kDeployFailed, kDeployHold,    kDeleting,     kCleaning,    kCleanWait,
+    kCleanFailed, kCleanHold,   kInspecting,    kInspectWait,  kInspectFailed, kAdopting,
+    kAdoptFailed, kRescue,      kRescuing,      kRescueWait,   kRescueFailed, kUnrescuing,
+    kUnrescueFailed, kError};
+
+inline bool isValid(std::string_view s) {
+  for (auto x : kAll) {
+    if (x == s) return true;
+  }
+  return false;
+}
+
+inline constexpr std::string_view kPowerOn = "power on";
+inline constexpr std::string_view kPowerOff = "power off";
+
+}  // namespace kiln::server::state

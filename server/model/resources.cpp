@@ -1,0 +1,88 @@
+#include "server/model/resources.h"
+
+#include "server/model/node.h"
+
+namespace kiln::server {
+namespace {
+
+using FT = FieldType;
+constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable,
+                   X = kComputed, L = kDefaultList, I = kInternal,
+                   NS = kNoSelect;
+
+// Ports (docs/ironic-api.md §9). Order must match enum PortField in port.h.
+constexpr FieldSpec kPortFields[] = {
+    {"id", FT::Int, 1, I | S},
+    {"uuid", FT::String, 1, C | S | L, 36},
+    {"address", FT::String, 1, C | P | S | L, 17},
+    {"node_uuid", FT::String, 1, C | P | S, 36},
+    {"extra", FT::Object, 1, C | P},
+    {"internal_info", FT::Object, 18, 0},
+    {"local_link_connection", FT::Object, 19, C | P},
+    {"pxe_enabled", FT::Bool, 19, C | P | S},
+    {"portgroup_uuid", FT::String, 24, N | C | P | S, 36},
+    {"physical_network", FT::String, 34, N | C | P | S, 64},
+    {"is_smartnic", FT::Bool, 53, C | P | S},
+    {"created_at", FT::Time, 1, N | S},
+    {"updated_at", FT::Time, 1, N | S},
+    {"links", FT::Array, 1, X | L},
+};
+
+constexpr FieldSpec kPortgroupFields[] = {
+    {"id", FT::Int, 1, I | S},
+    {"uuid", FT::String, 23, C | S | L, 36},
+    {"name", FT::String, 23, N | C | P | S | L, 255},
+    {"address", FT::String, 23, N | C | P | S | L, 17},
+    {"node_uuid", FT::String, 23, C | P | S, 36},
+    {"extra", FT::Object, 23, C | P},
+    {"internal_info", FT::Object, 23, 0},
+    {"standalone_ports_supported", FT::Bool, 23, C | P | S},
+    {"mode", FT::String, 26, C | P | S, 255},
+    {"properties", FT::Object, 26, C | P},
+    {"created_at", FT::Time, 23, N | S},
+    {"updated_at", FT::Time, 23, N | S},
+    {"links", FT::Array, 23, X | L},
+    {"ports", FT::Array, 24, X | NS},
+};
+
+constexpr FieldSpec kChassisFields[] = {
+    {"id", FT::Int, 1, I | S},
+    {"uuid", FT::String, 1, C | S | L, 36},
+    {"description", FT::String, 1, N | C | P | S | L, 255},
+    {"extra", FT::Object, 1, C | P},
+    {"created_at", FT::Time, 1, N | S},
+    {"updated_at", FT::Time, 1, N | S},
+    {"links", FT::Array, 1, X | L},
+    {"nodes", FT::Array, 1, X | NS},
+};
+
+constexpr FieldSpec kDeployTemplateFields[] = {
+    {"id", FT::Int, 55, I | S},
+    {"uuid", FT::String, 55, C | S | L, 36},
+    {"name", FT::String, 55, C | P | S | L, 255},
+    {"steps", FT::Array, 55, C | P},
+    {"extra", FT::Object, 55, C | P},
+    {"created_at", FT::Time, 55, N | S},
+    {"updated_at", FT::Time, 55, N | S},
+    {"links", FT::Array, 55, X | L},
+};
+
+const Schema kPortSchema{"Port", "ports", kPortFields};
+const Schema kPortgroupSchema{"Portgroup", "portgroups", kPortgroupFields};
+const Schema kChassisSchema{"Chassis", "chassis", kChassisFields};
+const Schema kDeployTemplateSchema{"Deploy template", "deploy_templates", kDeployTemplateFields};
+
+}  // namespace
+
+const Schema& schemaOf(Resource resource) {
+  switch (resource) {
+    case Resource::Node: return nodeSchema();
+    case Resource::Port: return kPortSchema;
+    case Resource::Portgroup: return kPortgroupSchema;
+    case Resource::Chassis: return kChassisSchema;
+    case Resource::DeployTemplate: return kDeployTemplateSchema;
+  }
+  return nodeSchema();
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,28 @@
+#include "server/server_app.h"
+
+namespace kiln::server {
+
+Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
+                                                     std::shared_ptr<const Clock> clock) {
+  std::unique_ptr<ServerApp> app(new ServerApp());
+  app->config_ = std::move(config);
+  app->clock_ = clock ? std::move(clock) : std::make_shared<SystemClock>();
+  app->drivers_ = std::make_unique<DriverRegistry>(KILN_TRY(DriverRegistry::create(app->config_)));
+  app->auth_ = KILN_TRY(Authenticator::create(app->config_));
+  app->storage_ = KILN_TRY(openStorage(app->config_.connection));
+  app->api_ = std::make_unique<ApiService>(
+      ApiDeps{app->config_, *app->storage_, *app->drivers_, *app->clock_, *app->auth_});
+  return app;
+}
+
+Result<void> ServerApp::start() {
+  endpoint_ = std::make_unique<HttpEndpoint>(*api_, config_.hostIp,
+                                             static_cast<uint16_t>(config_.port), config_.apiWorkers);
+  return endpoint_->start();
+}
+
+void ServerApp::stop() {
+  if (endpoint_) endpoint_->stop();
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,48 @@
+// File: server/server_app.h
+//
+// kiln-server's composition root: configuration -> storage, driver registry, authenticator,
+// API service, HTTP endpoint. main() builds one and runs it; integration tests build one on
+// port 0 with an in-memory or temporary database.
+#pragma once
+
+#include <memory>
+
+#include "server/api/api_service.h"
+#include "server/api/auth.h"
+#include "server/api/http_endpoint.h"
+#include "server/config.h"
+#include "server/drivers/driver_registry.h"
+#include "server/storage/storage.h"
+#include "shared/core/clock.h"
+
+namespace kiln::server {
+
+class ServerApp {
+ public:
+  /// Validates the configuration (fatal driver-composition errors name the option), opens and
+  /// migrates the database. Does not listen yet.
+  static Result<std::unique_ptr<ServerApp>> create(Config config,
+                                                   std::shared_ptr<const Clock> clock = nullptr);
+
+  /// Starts the HTTP endpoint.
+  Result<void> start();
+  void stop();
+
+  uint16_t port() const { return endpoint_ ? endpoint_->port() : 0; }
+  ApiService& api() { return *api_; }
+  Storage& storage() { return *storage_; }
+  const Config& config() const { return config_; }
+
+ private:
+  ServerApp() = default;
+
+  Config config_;
+  std::shared_ptr<const Clock> clock_;
+  StoragePtr storage_;
+  std::unique_ptr<DriverRegistry> drivers_;
+  std::unique_ptr<Authenticator> auth_;
+  std::unique_ptr<ApiService> api_;
+  std::unique_ptr<HttpEndpoint> endpoint_;
+};
+
+}  // namespace kiln::server

@@ -1,0 +1,155 @@
+#include "server/storage/sql_builder.h"
+
+namespace kiln::server {
+namespace {
+
+void appendPlaceholders(std::string& sql, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    sql += i ? ",?" : "?";
+  }
+}
+
+std::string escapeLike(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '%' || c == '_' || c == '\\') {
+      out.push_back('\\');
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+void appendWhere(const Schema& schema, const std::vector<ListFilter>& filters,
+                 const SqlDialect& dialect, std::string& sql, std::vector<Value>& binds,
+                 bool& hasWhere) {
+  const std::string table(schema.table);
+  for (const auto& f : filters) {
+    sql += hasWhere ? " AND " : " WHERE ";
+    hasWhere = true;
+    const std::string col(schema[f.field].name);
+    const std::string traitSubquery =
+        "(SELECT COUNT(*) FROM node_traits t WHERE t.node_id = " + table + ".id AND t.trait IN (";
+    switch (f.op) {
+      case ListFilter::Op::Equals:
+        sql += col + " = ?";
+        binds.push_back(f.value);
+        break;
+      case ListFilter::Op::IsNull: sql += col + " IS NULL"; break;
+      case ListFilter::Op::IsNotNull: sql += col + " IS NOT NULL"; break;
+      case ListFilter::Op::Contains:
+        sql += col + " " + dialect.likeOperator + " ? ESCAPE '\\'";
+        binds.push_back(Value::text("%" + escapeLike(f.value.s) + "%"));
+        break;
+      case ListFilter::Op::In:
+        sql += col + " IN (";
+        appendPlaceholders(sql, f.values.size());
+        sql += ")";
+        for (const auto& v : f.values) binds.push_back(Value::text(v));
+        break;
+      case ListFilter::Op::TraitsAll:
+      case ListFilter::Op::NotTraitsAll:
+        sql += traitSubquery;
+        appendPlaceholders(sql, f.values.size());
+        sql += f.op == ListFilter::Op::TraitsAll ? ")) = ?" : ")) < ?";
+        for (const auto& v : f.values) binds.push_back(Value::text(v));
+        binds.push_back(Value::integer(static_cast<int64_t>(f.values.size())));
+        break;
+      case ListFilter::Op::TraitsAny:
+      case ListFilter::Op::NotTraitsAny:
+        sql += traitSubquery;
+        appendPlaceholders(sql, f.values.size());
+        sql += f.op == ListFilter::Op::TraitsAny ? ")) > 0" : ")) = 0";
+        for (const auto& v : f.values) binds.push_back(Value::text(v));
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<int> storedFields(const Schema& schema) {
+  std::vector<int> out;
+  for (size_t i = 0; i < schema.size(); ++i) {
+    if (!schema[i].has(kComputed)) {
+      out.push_back(static_cast<int>(i));
+    }
+  }
+  return out;
+}
+
+std::string selectColumns(const Schema& schema) {
+  std::string cols;
+  for (int i : storedFields(schema)) {
+    if (!cols.empty()) cols += ", ";
+    cols += schema[i].name;
+  }
+  return cols;
+}
+
+SqlQuery buildListQuery(const Schema& schema, const ListQuery& query, const SqlDialect& dialect) {
+  SqlQuery q;
+  q.sql = "SELECT " + selectColumns(schema) + " FROM " + std::string(schema.table);
+  bool hasWhere = false;
+  appendWhere(schema, query.filters, dialect, q.sql, q.binds, hasWhere);
+
+  const std::string col(schema[query.sortField].name);
+  const bool byId = query.sortField == 0;
+  if (query.marker) {
+    const Value& mv = (*query.marker)[query.sortField];
+    const Value mid = Value::integer(query.marker->id());
+    q.sql += hasWhere ? " AND " : " WHERE ";
+    if (byId) {
+      q.sql += query.descending ? "id < ?" : "id > ?";
+      q.binds.push_back(mid);
+    } else if (!query.descending) {
+      // ASC, NULLs first.
+      if (mv.isNull()) {
+        q.sql += "((" + col + " IS NULL AND id > ?) OR " + col + " IS NOT NULL)";
+        q.binds.push_back(mid);
+      } else {
+        q.sql += "(" + col + " > ? OR (" + col + " = ? AND id > ?))";
+        q.binds.push_back(mv);
+        q.binds.push_back(mv);
+        q.binds.push_back(mid);
+      }
+    } else {
+      // DESC, NULLs last.
+      if (mv.isNull()) {
+        q.sql += "(" + col + " IS NULL AND id < ?)";
+        q.binds.push_back(mid);
+      } else {
+        q.sql += "(" + col + " < ? OR (" + col + " = ? AND id < ?) OR " + col + " IS NULL)";
+        q.binds.push_back(mv);
+        q.binds.push_back(mv);
+        q.binds.push_back(mid);
+      }
+    }
+  }
+  const char* dir = query.descending ? " DESC" : " ASC";
+  q.sql += " ORDER BY ";
+  if (!byId) {
+    q.sql += col + dir;
+    if (dialect.explicitNullsOrder) {
+      q.sql += query.descending ? " NULLS LAST" : " NULLS FIRST";
+    }
+    q.sql += ", ";
+  }
+  q.sql += std::string("id") + dir;
+  if (query.limit > 0) {
+    q.sql += " LIMIT ?";
+    q.binds.push_back(Value::integer(query.limit));
+  }
+  return q;
+}
+
+SqlQuery buildCountQuery(const Schema& schema, const std::vector<ListFilter>& filters,
+                         const SqlDialect& dialect) {
+  SqlQuery q;
+  q.sql = "SELECT COUNT(*) FROM " + std::string(schema.table);
+  bool hasWhere = false;
+  appendWhere(schema, filters, dialect, q.sql, q.binds, hasWhere);
+  return q;
+}
+
+}  // namespace kiln::server

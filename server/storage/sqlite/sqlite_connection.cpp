@@ -1,0 +1,129 @@
+#include "server/storage/sqlite/sqlite_connection.h"
+
+#include <sqlite3.h>
+
+namespace kiln::server::sqlite {
+
+Statement::~Statement() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+void Statement::bind(int index, const Value& value) {
+  switch (value.kind) {
+    case Value::Kind::Null: sqlite3_bind_null(stmt_, index); break;
+    case Value::Kind::Bool: sqlite3_bind_int64(stmt_, index, value.b ? 1 : 0); break;
+    case Value::Kind::Int: sqlite3_bind_int64(stmt_, index, value.i); break;
+    case Value::Kind::Text: bindText(index, value.s); break;
+  }
+}
+
+void Statement::bindText(int index, std::string_view text) {
+  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+}
+void Statement::bindInt(int index, int64_t value) { sqlite3_bind_int64(stmt_, index, value); }
+void Statement::bindNull(int index) { sqlite3_bind_null(stmt_, index); }
+
+Result<bool> Statement::step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) {
+    return true;
+  }
+  if (rc == SQLITE_DONE) {
+    return false;
+  }
+  sqlite3* db = sqlite3_db_handle(stmt_);
+  std::string message = sqlite3_errmsg(db);
+  if (sqlite3_extended_errcode(db) == SQLITE_CONSTRAINT_UNIQUE ||
+      sqlite3_extended_errcode(db) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+    // "UNIQUE constraint failed: nodes.name" -> "name"
+    auto dot = message.rfind('.');
+    return fail(ErrorCode::AlreadyExists,
+                dot == std::string::npos ? message : message.substr(dot + 1));
+  }
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+    return fail(ErrorCode::Unavailable, "database is busy: " + message);
+  }
+  return internalError("database error: " + message);
+}
+
+Value Statement::column(int col, FieldType type) const {
+  if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) {
+    return Value::null();
+  }
+  switch (type) {
+    case FieldType::Bool: return Value::boolean(sqlite3_column_int64(stmt_, col) != 0);
+    case FieldType::Int: return Value::integer(sqlite3_column_int64(stmt_, col));
+    default: return Value::text(columnText(col));
+  }
+}
+
+int64_t Statement::columnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+std::string Statement::columnText(int col) const {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+  const int size = sqlite3_column_bytes(stmt_, col);
+  return text ? std::string(text, static_cast<size_t>(size)) : std::string();
+}
+
+Result<std::unique_ptr<Connection>> Connection::open(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return fail(ErrorCode::Unavailable, "cannot open database " + path + ": " + msg);
+  }
+  std::unique_ptr<Connection> conn(new Connection(db));
+  sqlite3_busy_timeout(db, 10000);
+  KILN_TRY_VOID(conn->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                           "PRAGMA foreign_keys=ON;"));
+  return conn;
+}
+
+Connection::~Connection() {
+  for (auto& [sql, stmt] : cache_) {
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db_);
+}
+
+Result<void> Connection::exec(std::string_view sql) {
+  char* err = nullptr;
+  std::string text(sql);
+  if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    if (sqlite3_errcode(db_) == SQLITE_BUSY) {
+      return fail(ErrorCode::Unavailable, "database is busy: " + msg);
+    }
+    return internalError("database error: " + msg);
+  }
+  return {};
+}
+
+Result<std::unique_ptr<Statement>> Connection::prepare(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+                           SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
+      return internalError(std::string("cannot prepare statement: ") + sqlite3_errmsg(db_) +
+                           " [" + sql + "]");
+    }
+    // Bound the cache: list queries with many filter combinations compile distinct SQL.
+    if (cache_.size() > 512) {
+      for (auto& [s, st] : cache_) {
+        sqlite3_finalize(st);
+      }
+      cache_.clear();
+    }
+    it = cache_.emplace(sql, stmt).first;
+  }
+  return std::make_unique<Statement>(it->second);
+}
+
+int64_t Connection::lastInsertId() const { return sqlite3_last_insert_rowid(db_); }
+int Connection::changes() const { return sqlite3_changes(db_); }
+
+}  // namespace kiln::server::sqlite

@@ -1,0 +1,361 @@
+#include "server/storage/sqlite/sqlite_storage.h"
+
+#include <algorithm>
+#include <array>
+#include <span>
+#include <string_view>
+
+#include "server/storage/sql_builder.h"
+
+namespace kiln::server {
+// Generated from migrations/*.sql by CMake (kiln_embed_sql).
+std::span<const std::string_view> sqliteMigrations();
+}  // namespace kiln::server
+
+namespace kiln::server::sqlite {
+namespace {
+
+const SqlDialect kDialect{};
+
+/// A schema-driven store over one table.
+class SqliteRecordStore final : public RecordStore {
+ public:
+  SqliteRecordStore(Connection& conn, const Schema& schema)
+      : conn_(conn), schema_(schema), stored_(storedFields(schema)) {}
+
+  const Schema& schema() const override { return schema_; }
+
+  Result<std::optional<Record>> findBy(int field, const Value& value) override {
+    const std::string sql = "SELECT " + selectColumns(schema_) + " FROM " +
+                            std::string(schema_.table) + " WHERE " +
+                            std::string(schema_[field].name) + " = ? LIMIT 1";
+    auto stmt = KILN_TRY(conn_.prepare(sql));
+    stmt->bind(1, value);
+    if (!KILN_TRY(stmt->step())) {
+      return std::optional<Record>();
+    }
+    return std::optional<Record>(readRow(*stmt));
+  }
+
+  Result<std::vector<Record>> list(const ListQuery& query) override {
+    const SqlQuery q = buildListQuery(schema_, query, kDialect);
+    auto stmt = KILN_TRY(conn_.prepare(q.sql));
+    for (size_t i = 0; i < q.binds.size(); ++i) {
+      stmt->bind(static_cast<int>(i + 1), q.binds[i]);
+    }
+    std::vector<Record> out;
+    while (KILN_TRY(stmt->step())) {
+      out.push_back(readRow(*stmt));
+    }
+    return out;
+  }
+
+  Result<int64_t> count(const std::vector<ListFilter>& filters) override {
+    const SqlQuery q = buildCountQuery(schema_, filters, kDialect);
+    auto stmt = KILN_TRY(conn_.prepare(q.sql));
+    for (size_t i = 0; i < q.binds.size(); ++i) {
+      stmt->bind(static_cast<int>(i + 1), q.binds[i]);
+    }
+    KILN_TRY(stmt->step());
+    return stmt->columnInt(0);
+  }
+
+  Result<Record> insert(const Record& record) override {
+    std::string cols;
+    std::string marks;
+    for (size_t k = 1; k < stored_.size(); ++k) {
+      cols += (k > 1 ? ", " : "") + std::string(schema_[stored_[k]].name);
+      marks += k > 1 ? ",?" : "?";
+    }
+    const std::string sql =
+        "INSERT INTO " + std::string(schema_.table) + " (" + cols + ") VALUES (" + marks + ")";
+    auto stmt = KILN_TRY(conn_.prepare(sql));
+    for (size_t k = 1; k < stored_.size(); ++k) {
+      stmt->bind(static_cast<int>(k), record[stored_[k]]);
+    }
+    KILN_TRY(stmt->step());
+    Record out = record;
+    out[0] = Value::integer(conn_.lastInsertId());
+    return out;
+  }
+
+  Result<void> update(const Record& record) override {
+    std::string sets;
+    for (size_t k = 1; k < stored_.size(); ++k) {
+      sets += (k > 1 ? ", " : "") + std::string(schema_[stored_[k]].name) + " = ?";
+    }
+    const std::string sql = "UPDATE " + std::string(schema_.table) + " SET " + sets +
+                            " WHERE id = ?";
+    auto stmt = KILN_TRY(conn_.prepare(sql));
+    for (size_t k = 1; k < stored_.size(); ++k) {
+      stmt->bind(static_cast<int>(k), record[stored_[k]]);
+    }
+    stmt->bindInt(static_cast<int>(stored_.size()), record.id());
+    KILN_TRY(stmt->step());
+    if (conn_.changes() == 0) {
+      return notFound(std::string(schema_.resource) + " " + record.uuid() +
+                      " could not be found.");
+    }
+    return {};
+  }
+
+  Result<void> remove(int64_t id) override {
+    auto stmt =
+        KILN_TRY(conn_.prepare("DELETE FROM " + std::string(schema_.table) + " WHERE id = ?"));
+    stmt->bindInt(1, id);
+    KILN_TRY(stmt->step());
+    if (conn_.changes() == 0) {
+      return notFound(std::string(schema_.resource) + " could not be found.");
+    }
+    return {};
+  }
+
+  Result<int64_t> removeWhere(int field, const Value& value) override {
+    auto stmt = KILN_TRY(conn_.prepare("DELETE FROM " + std::string(schema_.table) + " WHERE " +
+                                       std::string(schema_[field].name) + " = ?"));
+    stmt->bind(1, value);
+    KILN_TRY(stmt->step());
+    return conn_.changes();
+  }
+
+ private:
+  Record readRow(const Statement& stmt) const {
+    Record r(schema_.size());
+    for (size_t k = 0; k < stored_.size(); ++k) {
+      r[stored_[k]] = stmt.column(static_cast<int>(k), schema_[stored_[k]].type);
+    }
+    return r;
+  }
+
+  Connection& conn_;
+  const Schema& schema_;
+  std::vector<int> stored_;
+};
+
+class SqliteTraitStore final : public TraitStore {
+ public:
+  explicit SqliteTraitStore(Connection& conn) : conn_(conn) {}
+
+  Result<std::vector<std::string>> get(int64_t nodeId) override {
+    auto stmt =
+        KILN_TRY(conn_.prepare("SELECT trait FROM node_traits WHERE node_id = ? ORDER BY trait"));
+    stmt->bindInt(1, nodeId);
+    std::vector<std::string> out;
+    while (KILN_TRY(stmt->step())) {
+      out.push_back(stmt->columnText(0));
+    }
+    return out;
+  }
+
+  Result<std::unordered_map<int64_t, std::vector<std::string>>> getMany(
+      std::span<const int64_t> nodeIds) override {
+    std::unordered_map<int64_t, std::vector<std::string>> out;
+    if (nodeIds.empty()) {
+      return out;
+    }
+    // Ids of one page are contiguous in most listings: a range scan beats a long IN list.
+    const auto [lo, hi] = std::minmax_element(nodeIds.begin(), nodeIds.end());
+    auto stmt = KILN_TRY(conn_.prepare(
+        "SELECT node_id, trait FROM node_traits WHERE node_id BETWEEN ? AND ? "
+        "ORDER BY node_id, trait"));
+    stmt->bindInt(1, *lo);
+    stmt->bindInt(2, *hi);
+    for (int64_t id : nodeIds) {
+      out[id];
+    }
+    while (KILN_TRY(stmt->step())) {
+      auto it = out.find(stmt->columnInt(0));
+      if (it != out.end()) {
+        it->second.push_back(stmt->columnText(1));
+      }
+    }
+    return out;
+  }
+
+  Result<void> set(int64_t nodeId, std::span<const std::string> traits) override {
+    KILN_TRY_VOID(clear(nodeId));
+    for (const auto& t : traits) {
+      KILN_TRY_VOID(add(nodeId, t));
+    }
+    return {};
+  }
+
+  Result<void> add(int64_t nodeId, const std::string& trait) override {
+    auto stmt = KILN_TRY(
+        conn_.prepare("INSERT OR IGNORE INTO node_traits (node_id, trait) VALUES (?, ?)"));
+    stmt->bindInt(1, nodeId);
+    stmt->bindText(2, trait);
+    KILN_TRY(stmt->step());
+    return {};
+  }
+
+  Result<bool> remove(int64_t nodeId, const std::string& trait) override {
+    auto stmt = KILN_TRY(conn_.prepare("DELETE FROM node_traits WHERE node_id = ? AND trait = ?"));
+    stmt->bindInt(1, nodeId);
+    stmt->bindText(2, trait);
+    KILN_TRY(stmt->step());
+    return conn_.changes() > 0;
+  }
+
+  Result<void> clear(int64_t nodeId) override {
+    auto stmt = KILN_TRY(conn_.prepare("DELETE FROM node_traits WHERE node_id = ?"));
+    stmt->bindInt(1, nodeId);
+    KILN_TRY(stmt->step());
+    return {};
+  }
+
+ private:
+  Connection& conn_;
+};
+
+class SqliteTransaction final : public Transaction {
+ public:
+  SqliteTransaction(SqliteStorage& storage, std::unique_ptr<Connection> conn,
+                    std::unique_lock<std::mutex> memoryLock, std::unique_lock<std::mutex> writeLock)
+      : storage_(storage),
+        conn_(std::move(conn)),
+        memoryLock_(std::move(memoryLock)),
+        writeLock_(std::move(writeLock)),
+        stores_{SqliteRecordStore(*conn_, schemaOf(Resource::Node)),
+                SqliteRecordStore(*conn_, schemaOf(Resource::Port)),
+                SqliteRecordStore(*conn_, schemaOf(Resource::Portgroup)),
+                SqliteRecordStore(*conn_, schemaOf(Resource::Chassis)),
+                SqliteRecordStore(*conn_, schemaOf(Resource::DeployTemplate))},
+        traits_(*conn_) {}
+
+  ~SqliteTransaction() override {
+    if (!done_) {
+      (void)conn_->exec("ROLLBACK");
+    }
+    storage_.release(std::move(conn_));
+  }
+
+  RecordStore& records(Resource resource) override {
+    return stores_[static_cast<size_t>(resource)];
+  }
+  TraitStore& traits() override { return traits_; }
+
+  Result<void> commit() override {
+    KILN_TRY_VOID(conn_->exec("COMMIT"));
+    done_ = true;
+    return {};
+  }
+
+ private:
+  SqliteStorage& storage_;
+  std::unique_ptr<Connection> conn_;
+  std::unique_lock<std::mutex> memoryLock_;
+  std::unique_lock<std::mutex> writeLock_;
+  std::array<SqliteRecordStore, 5> stores_;
+  SqliteTraitStore traits_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteStorage>> SqliteStorage::open(const std::string& path) {
+  const bool memory = path == ":memory:" || path.empty();
+  std::unique_ptr<SqliteStorage> storage(new SqliteStorage(memory ? ":memory:" : path, memory));
+  auto conn = KILN_TRY(Connection::open(storage->path_));
+  KILN_TRY_VOID(storage->migrate(*conn));
+  storage->release(std::move(conn));
+  return storage;
+}
+
+Result<void> SqliteStorage::migrate(Connection& conn) {
+  KILN_TRY_VOID(conn.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"));
+  auto stmt = KILN_TRY(conn.prepare("SELECT COALESCE(MAX(version), 0) FROM schema_version"));
+  KILN_TRY(stmt->step());
+  int current = static_cast<int>(stmt->columnInt(0));
+  stmt.reset();
+  const auto migrations = sqliteMigrations();
+  for (size_t i = static_cast<size_t>(current); i < migrations.size(); ++i) {
+    KILN_TRY_VOID(conn.exec("BEGIN IMMEDIATE"));
+    auto applied = conn.exec(migrations[i]);
+    if (applied) {
+      applied = conn.exec("INSERT INTO schema_version (version) VALUES (" +
+                          std::to_string(i + 1) + ")");
+    }
+    if (!applied) {
+      (void)conn.exec("ROLLBACK");
+      return internalError("migration " + std::to_string(i + 1) +
+                           " failed: " + applied.error().message);
+    }
+    KILN_TRY_VOID(conn.exec("COMMIT"));
+    current = static_cast<int>(i + 1);
+  }
+  if (static_cast<size_t>(current) > migrations.size()) {
+    return internalError("database schema version " + std::to_string(current) +
+                         " is newer than this kiln-server understands (" +
+                         std::to_string(migrations.size()) + ")");
+  }
+  schemaVersion_ = current;
+  return {};
+}
+
+std::unique_ptr<Connection> SqliteStorage::acquire() {
+  {
+    std::lock_guard<std::mutex> lock(poolMutex_);
+    if (!pool_.empty()) {
+      auto conn = std::move(pool_.back());
+      pool_.pop_back();
+      return conn;
+    }
+  }
+  auto conn = Connection::open(path_);
+  return conn ? std::move(*conn) : nullptr;
+}
+
+void SqliteStorage::release(std::unique_ptr<Connection> conn) {
+  if (!conn) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(poolMutex_);
+  pool_.push_back(std::move(conn));
+}
+
+Result<TransactionPtr> SqliteStorage::begin(Mode mode) {
+  std::unique_lock<std::mutex> memoryLock;
+  std::unique_lock<std::mutex> writeLock;
+  if (memory_) {
+    memoryLock = std::unique_lock<std::mutex>(memoryMutex_);
+  }
+  if (mode == Mode::Write) {
+    writeLock = std::unique_lock<std::mutex>(writeMutex_);
+  }
+  auto conn = acquire();
+  if (!conn) {
+    return fail(ErrorCode::Unavailable, "cannot open a database connection");
+  }
+  auto begun = conn->exec(mode == Mode::Write ? "BEGIN IMMEDIATE" : "BEGIN");
+  if (!begun) {
+    release(std::move(conn));
+    return std::unexpected(begun.error());
+  }
+  return TransactionPtr(
+      new SqliteTransaction(*this, std::move(conn), std::move(memoryLock), std::move(writeLock)));
+}
+
+}  // namespace kiln::server::sqlite
+
+namespace kiln::server {
+
+Result<StoragePtr> openStorage(const std::string& connection) {
+  constexpr std::string_view kPrefix = "sqlite://";
+  if (connection.rfind(kPrefix, 0) == 0) {
+    std::string rest = connection.substr(kPrefix.size());
+    // SQLAlchemy URL rules: "sqlite://" is in-memory, "sqlite:///rel" relative,
+    // "sqlite:////abs" absolute.
+    if (rest.empty() || rest == "/" || rest == "/:memory:") {
+      return StoragePtr(KILN_TRY(sqlite::SqliteStorage::open(":memory:")));
+    }
+    if (rest[0] != '/') {
+      return invalid("[database] connection: expected sqlite:///PATH, got " + connection);
+    }
+    return StoragePtr(KILN_TRY(sqlite::SqliteStorage::open(rest.substr(1))));
+  }
+  return invalid("[database] connection: unsupported database URL " + connection +
+                 " (this build supports sqlite:///PATH)");
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,16 @@
+#include "shared/core/clock.h"
+
+#include <ctime>
+
+namespace kiln {
+
+std::string formatIsoTime(std::chrono::system_clock::time_point tp) {
+  std::time_t t = std::chrono::system_clock::to_time_t(tp);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S+00:00", &tm);
+  return buf;
+}
+
+}  // namespace kiln

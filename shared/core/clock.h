@@ -1,0 +1,36 @@
+// File: shared/core/clock.h
+//
+// Time as a seam: production code asks a Clock, tests inject a FakeClock (tests/support).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace kiln {
+
+/// Source of wall-clock and monotonic time. Implementations must be thread-safe.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  /// Wall-clock time (UTC), used for timestamps stored on resources.
+  virtual std::chrono::system_clock::time_point now() const = 0;
+  /// Monotonic time, used for timeouts and durations.
+  virtual std::chrono::steady_clock::time_point monotonic() const = 0;
+};
+
+/// The real clock.
+class SystemClock final : public Clock {
+ public:
+  std::chrono::system_clock::time_point now() const override {
+    return std::chrono::system_clock::now();
+  }
+  std::chrono::steady_clock::time_point monotonic() const override {
+    return std::chrono::steady_clock::now();
+  }
+};
+
+/// Formats a time point the way Ironic does: "2024-05-01T10:00:00+00:00" (UTC, seconds).
+std::string formatIsoTime(std::chrono::system_clock::time_point tp);
+
+}  // namespace kiln

@@ -1,0 +1,58 @@
+// File: shared/core/log.h
+//
+// One structured-logging facade (house-style rule 23). A Logger carries a component name and
+// key/value context (`log.with("node", uuid)`); each line is written to stderr as
+//   2026-11-21T10:00:00+00:00 INFO  conductor: message node=... step=...
+// Loggers are cheap values; copying one copies its context. Thread-safe.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+enum class LogLevel { Trace = 0, Debug, Info, Warning, Error };
+
+/// Parses "debug", "info", ... (case-insensitive). Unknown text gives Info.
+LogLevel parseLogLevel(std::string_view text);
+
+class Logger {
+ public:
+  using Field = std::pair<std::string, std::string>;
+
+  explicit Logger(std::string component = "kiln") : component_(std::move(component)) {}
+
+  /// A copy of this logger with one more context field.
+  Logger with(std::string key, std::string value) const;
+
+  void trace(std::string_view message, std::initializer_list<Field> fields = {}) const {
+    log(LogLevel::Trace, message, fields);
+  }
+  void debug(std::string_view message, std::initializer_list<Field> fields = {}) const {
+    log(LogLevel::Debug, message, fields);
+  }
+  void info(std::string_view message, std::initializer_list<Field> fields = {}) const {
+    log(LogLevel::Info, message, fields);
+  }
+  void warning(std::string_view message, std::initializer_list<Field> fields = {}) const {
+    log(LogLevel::Warning, message, fields);
+  }
+  void error(std::string_view message, std::initializer_list<Field> fields = {}) const {
+    log(LogLevel::Error, message, fields);
+  }
+
+  void log(LogLevel level, std::string_view message, std::initializer_list<Field> fields) const;
+
+  /// Process-wide minimum level (default Info).
+  static void setLevel(LogLevel level);
+  static LogLevel level();
+
+ private:
+  std::string component_;
+  std::vector<Field> context_;
+};
+
+}  // namespace kiln
