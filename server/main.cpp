@@ -16,20 +16,25 @@ void onSignal(int) { gStop = 1; }
 
 void usage() {
   std::fprintf(stderr,
-               "usage: kiln-server [--config-file FILE]\n"
-               "  --config-file FILE  INI configuration (see etc/kiln.conf.sample)\n");
+               "usage: kiln-server [--config-file FILE] [--port-file FILE]\n"
+               "  --config-file FILE  INI configuration (see etc/kiln.conf.sample)\n"
+               "  --port-file FILE    write the bound TCP port to FILE once listening\n"
+               "                      (useful with [api] port = 0)\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string configFile;
+  std::string portFile;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--config-file" && i + 1 < argc) {
       configFile = argv[++i];
     } else if (arg.rfind("--config-file=", 0) == 0) {
       configFile = arg.substr(std::strlen("--config-file="));
+    } else if (arg == "--port-file" && i + 1 < argc) {
+      portFile = argv[++i];
     } else if (arg == "-h" || arg == "--help") {
       usage();
       return 0;
@@ -65,6 +70,15 @@ int main(int argc, char** argv) {
   log.info("listening", {{"address", config.hostIp + ":" + std::to_string((*app)->port())},
                          {"database", config.connection},
                          {"auth_strategy", config.authStrategy}});
+  if (!portFile.empty()) {
+    // Write then rename, so a reader never sees a partial file.
+    const std::string tmp = portFile + ".tmp";
+    if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+      std::fprintf(f, "%u\n", static_cast<unsigned>((*app)->port()));
+      std::fclose(f);
+      std::rename(tmp.c_str(), portFile.c_str());
+    }
+  }
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   while (!gStop) {

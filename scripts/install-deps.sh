@@ -1,0 +1,36 @@
+#!/bin/sh
+# Installs every Debian 12 package Kiln needs to build, test, benchmark and run its demo.
+# Safe to run any number of times: it only calls apt-get when something is missing.
+#   scripts/install-deps.sh
+set -eu
+
+PACKAGES="
+  build-essential cmake ninja-build pkg-config ccache git
+  libpistache-dev nlohmann-json3-dev libsqlite3-dev libinih-dev libssl-dev libcrypt-dev
+  catch2
+  sqlite3 curl ca-certificates
+  python3 python3-ironicclient python3-openstackclient python3-os-traits
+  python3-tempest python3-ddt python3-stestr python3-testtools python3-subunit
+  apache2-utils
+  wrk
+"
+
+missing=""
+for p in $PACKAGES; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+
+if [ -z "$missing" ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+echo "install-deps: installing:$missing"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
