@@ -1,0 +1,329 @@
+"""Harness for the compatibility tests: a private kiln-server and Debian's `baremetal` CLI.
+
+Every test class gets its own kiln-server (temporary directory, SQLite file, configuration,
+[api] port = 0 and --port-file), started in setUpClass and stopped at class teardown. The CLI is
+always run as a subprocess with an explicit endpoint, so nothing from the caller's OpenStack
+environment (OS_* variables, clouds.yaml) leaks in.
+
+The path of the server binary comes from the command line (--kiln-server PATH, passed by CTest)
+or the KILN_SERVER_BIN environment variable. Set KILN_COMPAT_KEEP_TMP=1 to keep the temporary
+directories (configuration, database, server log) for inspection.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+# Exit status CTest treats as "skipped" (SKIP_RETURN_CODE in CMakeLists.txt).
+SKIP_RETURN_CODE = 77
+
+# The host name the server reports as conductor and in the drivers' "hosts".
+CONDUCTOR_HOST = "kiln-compat-host"
+
+HARDWARE_TYPES = ["fake-hardware", "ipmi", "manual-management", "redfish"]
+
+SERVER_START_TIMEOUT = 30.0   # seconds to wait for the port file
+SERVER_STOP_TIMEOUT = 10.0    # seconds between SIGTERM and SIGKILL
+CLI_TIMEOUT = 120.0           # per CLI call (409 retries alone can take ~10 s)
+
+KILN_SERVER_BIN = os.environ.get("KILN_SERVER_BIN", "")
+
+
+def find_baremetal():
+    """The Debian `baremetal` entry point (python3-ironicclient)."""
+    if os.access("/usr/bin/baremetal", os.X_OK):
+        return "/usr/bin/baremetal"
+    return shutil.which("baremetal")
+
+
+def find_htpasswd():
+    """Apache's htpasswd (apache2-utils)."""
+    if os.access("/usr/bin/htpasswd", os.X_OK):
+        return "/usr/bin/htpasswd"
+    return shutil.which("htpasswd")
+
+
+def make_htpasswd_line(user, password):
+    """One bcrypt htpasswd line (htpasswd -nbB)."""
+    out = subprocess.run([find_htpasswd(), "-nbB", user, password], check=True,
+                         capture_output=True, text=True, timeout=60).stdout
+    line = out.strip().splitlines()[0]
+    if not line.startswith(user + ":$2"):
+        raise RuntimeError("htpasswd did not produce a bcrypt hash: %r" % line)
+    return line
+
+
+class KilnServer:
+    """One kiln-server process with its own temporary directory, configuration and database."""
+
+    def __init__(self, binary, auth_strategy="noauth", users=None, roles=None, default_role=None):
+        self.binary = binary
+        self.auth_strategy = auth_strategy
+        self.users = users or {}        # name -> password (written to htpasswd)
+        self.roles = roles or {}        # name -> admin | observer ([http_basic_roles])
+        self.default_role = default_role
+        self.tmpdir = None
+        self.proc = None
+        self.port = None
+        self.log_path = None
+        self._log_file = None
+
+    @property
+    def endpoint(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def _write_config(self):
+        db_path = os.path.join(self.tmpdir, "kiln.sqlite")
+        lines = [
+            "[DEFAULT]",
+            "auth_strategy = %s" % self.auth_strategy,
+            "host = %s" % CONDUCTOR_HOST,
+            "log_level = debug",
+            "enabled_hardware_types = %s" % ", ".join(HARDWARE_TYPES),
+        ]
+        if self.auth_strategy == "http_basic":
+            htpasswd_path = os.path.join(self.tmpdir, "htpasswd")
+            with open(htpasswd_path, "w") as f:
+                for user, password in self.users.items():
+                    f.write(make_htpasswd_line(user, password) + "\n")
+            lines.append("http_basic_auth_user_file = %s" % htpasswd_path)
+        lines += [
+            "",
+            "[api]",
+            "host_ip = 127.0.0.1",
+            "port = 0",
+            "",
+            "[database]",
+            # sqlite:////absolute/path (four slashes) for an absolute path.
+            "connection = sqlite:///%s" % db_path,
+        ]
+        if self.roles or self.default_role:
+            lines += ["", "[http_basic_roles]"]
+            if self.default_role:
+                lines.append("default_role = %s" % self.default_role)
+            for user, role in self.roles.items():
+                lines.append("%s = %s" % (user, role))
+        config_path = os.path.join(self.tmpdir, "kiln.conf")
+        with open(config_path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return config_path
+
+    def start(self):
+        self.tmpdir = tempfile.mkdtemp(prefix="kiln-compat-")
+        config_path = self._write_config()
+        port_file = os.path.join(self.tmpdir, "port")
+        self.log_path = os.path.join(self.tmpdir, "kiln-server.log")
+        self._log_file = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [self.binary, "--config-file", config_path, "--port-file", port_file],
+            cwd=self.tmpdir, stdin=subprocess.DEVNULL, stdout=self._log_file,
+            stderr=subprocess.STDOUT)
+        # Bounded poll for the port file: the server writes it once it is listening.
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            status = self.proc.poll()
+            if status is not None:
+                raise RuntimeError("kiln-server exited with status %s before listening\n%s"
+                                   % (status, self.log_tail()))
+            try:
+                with open(port_file) as f:
+                    text = f.read().strip()
+            except FileNotFoundError:
+                text = ""
+            if text.isdigit() and int(text) > 0:
+                self.port = int(text)
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError("kiln-server did not write %s within %.0f s\n%s"
+                                   % (port_file, SERVER_START_TIMEOUT, self.log_tail()))
+            time.sleep(0.05)
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=SERVER_STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=SERVER_STOP_TIMEOUT)
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+        if self.tmpdir and not os.environ.get("KILN_COMPAT_KEEP_TMP"):
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+        elif self.tmpdir:
+            sys.stderr.write("kiln-compat: kept %s\n" % self.tmpdir)
+
+    def log_tail(self, lines=40):
+        try:
+            with open(self.log_path, "rb") as f:
+                data = f.read().decode("utf-8", "replace").splitlines()
+        except (OSError, TypeError):
+            return "(no server log)"
+        return "--- kiln-server log (last %d lines) ---\n%s" % (lines, "\n".join(data[-lines:]))
+
+
+class CliResult:
+    def __init__(self, argv, proc):
+        self.argv = argv
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+
+    def describe(self):
+        return ("command: %s\nexit status: %s\nstdout:\n%s\nstderr:\n%s"
+                % (" ".join(self.argv), self.returncode, self.stdout, self.stderr))
+
+
+class KilnCliTestCase(unittest.TestCase):
+    """Base class: starts the class's kiln-server and runs `baremetal` against it.
+
+    Subclasses set AUTH_STRATEGY and, for http_basic, USERS / ROLES / DEFAULT_ROLE and
+    CLI_USER (the user the common tests run as).
+    """
+
+    AUTH_STRATEGY = "noauth"
+    USERS = {}
+    ROLES = {}
+    DEFAULT_ROLE = None
+    CLI_USER = None     # None: --os-auth-type none
+
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.baremetal = find_baremetal()
+        if not cls.baremetal:
+            raise unittest.SkipTest("the baremetal CLI (python3-ironicclient) is not installed")
+        if cls.AUTH_STRATEGY == "http_basic" and not find_htpasswd():
+            raise unittest.SkipTest("htpasswd (apache2-utils) is not installed")
+        if not KILN_SERVER_BIN:
+            raise RuntimeError("no kiln-server binary: pass --kiln-server PATH or set "
+                               "KILN_SERVER_BIN")
+        cls.server = KilnServer(KILN_SERVER_BIN, cls.AUTH_STRATEGY, users=cls.USERS,
+                                roles=cls.ROLES, default_role=cls.DEFAULT_ROLE)
+        # Registered first: class cleanups also run when setUpClass fails half-way.
+        cls.addClassCleanup(cls.server.stop)
+        cls.server.start()
+        cls.scratch = tempfile.mkdtemp(prefix="kiln-compat-cli-")
+        cls.addClassCleanup(shutil.rmtree, cls.scratch, True)
+        cls.cli_env = cls._clean_env(cls.scratch)
+        cls._counter = 0
+        cls.cli_calls = 0
+        cls.cli_seconds = 0.0
+        cls.addClassCleanup(cls._report_cli_usage)
+
+    @classmethod
+    def _report_cli_usage(cls):
+        sys.stderr.write("kiln-compat: %s: %d baremetal calls, %.1f s\n"
+                         % (cls.__name__, cls.cli_calls, cls.cli_seconds))
+
+    @staticmethod
+    def _clean_env(home):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("OS_") and k not in ("PYTHONPATH", "PYTHONHOME")}
+        env["HOME"] = home          # no ~/.config/openstack/clouds.yaml
+        env["LC_ALL"] = "C.UTF-8"
+        return env
+
+    # ----- naming helpers -------------------------------------------------------------------
+
+    @classmethod
+    def unique(cls, prefix):
+        cls._counter += 1
+        return "%s-%d" % (prefix, cls._counter)
+
+    @classmethod
+    def unique_mac(cls):
+        cls._counter += 1
+        n = cls._counter
+        return "52:54:00:%02x:%02x:%02x" % ((n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff)
+
+    def write_file(self, name, content):
+        path = os.path.join(self.scratch, name)
+        with open(path, "w") as f:
+            f.write(content)
+        return path
+
+    # ----- running the CLI --------------------------------------------------------------------
+
+    def auth_args(self, user=None, password=None):
+        user = user if user is not None else self.CLI_USER
+        if user is None:
+            return ["--os-auth-type", "none"]
+        if password is None:
+            password = self.USERS[user]
+        return ["--os-auth-type", "http_basic", "--os-username", user,
+                "--os-password", password]
+
+    def run_cli(self, *args, user=None, password=None, input=None, auth=None):
+        """Runs `baremetal <auth> --os-endpoint URL args...`; returns a CliResult."""
+        auth = auth if auth is not None else self.auth_args(user, password)
+        argv = [self.baremetal] + auth + ["--os-endpoint", self.server.endpoint] + list(args)
+        started = time.monotonic()
+        proc = subprocess.run(argv, input=input if input is not None else "",
+                              capture_output=True, text=True, env=self.cli_env,
+                              timeout=CLI_TIMEOUT, cwd=self.scratch)
+        type(self).cli_calls += 1
+        type(self).cli_seconds += time.monotonic() - started
+        return CliResult(argv, proc)
+
+    def cli(self, *args, **kwargs):
+        """Runs the CLI, asserts exit status 0, returns stdout."""
+        result = self.run_cli(*args, **kwargs)
+        if result.returncode != 0:
+            self.fail("baremetal command failed\n%s\n%s"
+                      % (result.describe(), self.server.log_tail(20)))
+        return result.stdout
+
+    def cli_json(self, *args, **kwargs):
+        """Runs the CLI with `-f json` and returns the parsed output."""
+        out = self.cli(*(list(args) + ["-f", "json"]), **kwargs)
+        try:
+            return json.loads(out)
+        except ValueError as e:
+            self.fail("output of baremetal %s is not JSON (%s):\n%s" % (" ".join(args), e, out))
+
+    def cli_fails(self, *args, http_status=None, message=None, **kwargs):
+        """Runs the CLI, asserts it fails; optionally checks "(HTTP nnn)" and a message."""
+        result = self.run_cli(*args, **kwargs)
+        self.assertNotEqual(result.returncode, 0,
+                            "baremetal command unexpectedly succeeded\n" + result.describe())
+        if http_status is not None:
+            self.assertIn("HTTP %d" % http_status, result.stderr, result.describe())
+        if message is not None:
+            self.assertIn(message, result.stderr, result.describe())
+        return result
+
+    # ----- shortcuts used by several test classes -----------------------------------------------
+
+    def create_node(self, *extra_args, driver="fake-hardware", name=None):
+        name = name or self.unique("node")
+        node = self.cli_json("node", "create", "--driver", driver, "--name", name, *extra_args)
+        self.assertEqual(node["name"], name)
+        return node
+
+
+def main(argv=None):
+    """Entry point of a test script: [--kiln-server PATH] [unittest arguments...]."""
+    global KILN_SERVER_BIN
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--kiln-server", default=KILN_SERVER_BIN)
+    opts, rest = parser.parse_known_args(argv if argv is not None else sys.argv[1:])
+    KILN_SERVER_BIN = opts.kiln_server
+    program = unittest.main(module="__main__", argv=[sys.argv[0]] + rest, verbosity=2,
+                            exit=False)
+    result = program.result
+    if not result.wasSuccessful():
+        sys.exit(1)
+    if result.testsRun == 0 or len(result.skipped) == result.testsRun:
+        sys.stderr.write("kiln-compat: every test was skipped\n")
+        sys.exit(SKIP_RETURN_CODE)
+    sys.exit(0)
