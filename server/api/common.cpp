@@ -194,8 +194,13 @@ Result<Record> patchRecord(const Schema& schema, const Record& record, const Pat
     if (!f.has(kPatchable) || !patchTouches(patch, f.name)) continue;
     auto it = doc.find(std::string(f.name));
     const Json value = it == doc.end() ? Json() : *it;
+    // A removed (or nulled) non-nullable field returns to its default: false, "" or {}.
     if (value.is_null() && f.type == FieldType::Bool && !f.has(kNullable)) {
       out[i] = Value::boolean(false);
+      continue;
+    }
+    if (value.is_null() && f.type == FieldType::String && !f.has(kNullable)) {
+      out[i] = Value::text("");
       continue;
     }
     out[i] = KILN_TRY(valueFromJson(value, f));

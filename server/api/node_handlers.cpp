@@ -207,22 +207,21 @@ Result<ApiResponse> NodeHandlers::list(RequestContext& ctx) { return listNodes(c
 Result<ApiResponse> NodeHandlers::listDetail(RequestContext& ctx) { return listNodes(ctx, true, std::nullopt); }
 
 Result<ApiResponse> NodeHandlers::listForChassis(RequestContext& ctx, bool detail) {
-  return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
-    const std::string& ident = ctx.param(0);
-    if (!isUuidLike(ident)) return invalid("Expected UUID for chassis_uuid: " + ident);
-    auto chassis = KILN_TRY(tx.chassis().findBy(1, Value::text(normalizeUuid(ident))));
-    if (!chassis) return notFound("Chassis " + ident + " could not be found.");
-    return listNodes(ctx, detail, chassis->uuid());
-  });
+  const std::string& ident = ctx.param(0);
+  if (!isUuidLike(ident)) return invalid("Expected UUID for chassis_uuid: " + ident);
+  return listNodes(ctx, detail, normalizeUuid(ident));
 }
 
 Result<ApiResponse> NodeHandlers::listNodes(RequestContext& ctx, bool detailPath,
                                             std::optional<std::string> chassisUuid) {
   return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
-    const ListOptions& opts = nodeListOptions(detailPath, deps_.config.maxLimit);
+    ListOptions opts = nodeListOptions(detailPath, deps_.config.maxLimit);
     ListRequest list = KILN_TRY(parseListRequest(ctx, tx.nodes(), opts));
     KILN_TRY_VOID(addNodeFilters(ctx, deps_.config.host, deps_.drivers, list.query));
     if (chassisUuid) {
+      auto chassis = KILN_TRY(tx.chassis().findBy(1, Value::text(*chassisUuid)));
+      if (!chassis) return notFound("Chassis " + *chassisUuid + " could not be found.");
+      opts.nextPath = "chassis/" + *chassisUuid + "/nodes" + (detailPath ? "/detail" : "");
       list.query.filters.push_back({ListFilter::Op::Equals, kNodeChassisUuid, Value::text(*chassisUuid), {}});
     }
     if (list.detail) {
@@ -293,7 +292,10 @@ Result<void> NodeHandlers::checkCommonFields(Transaction& tx, Record& node, cons
   }
   KILN_TRY_VOID(validateConductorGroup(node));
   if (!node[kNodeName].isNull()) {
-    if (!validateNodeName(node.str(kNodeName))) {
+    if (auto nameOk = validateNodeName(node.str(kNodeName)); !nameOk) {
+      if (nameOk.error().message.find("is reserved") != std::string::npos) {
+        return std::unexpected(nameOk.error());
+      }
       if (creating) return invalid("Cannot create node with invalid name '" + node.str(kNodeName) + "'");
       return invalid("Node " + ident + ": Cannot change name to invalid name '" + node.str(kNodeName) + "'");
     }

@@ -251,8 +251,8 @@ Result<ApiResponse> PortHandlers::create(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
   Record port = KILN_TRY(recordFromBody(portSchema(), body, ctx.version, {"address", "node_uuid"}, "port"));
   KILN_TRY_VOID(setUuid(port, kPortUuid));
-  if (port[kPortPxeEnabled].isNull()) port.setBool(kPortPxeEnabled, true);
-  if (port[kPortIsSmartnic].isNull()) port.setBool(kPortIsSmartnic, false);
+  // Defaults Ironic applies when the body leaves them out.
+  if (!body.contains("pxe_enabled") || body["pxe_enabled"].is_null()) port.setBool(kPortPxeEnabled, true);
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     KILN_TRY_VOID(validatePort(tx, port));
     port.setText(kPortCreatedAt, timestamp(deps_));
@@ -365,7 +365,9 @@ Result<ApiResponse> PortHandlers::createPortgroup(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
   Record pg = KILN_TRY(recordFromBody(pgSchema(), body, ctx.version, {"node_uuid"}, "portgroup"));
   KILN_TRY_VOID(setUuid(pg, kPgUuid));
-  if (pg[kPgStandalonePortsSupported].isNull()) pg.setBool(kPgStandalonePortsSupported, true);
+  if (!body.contains("standalone_ports_supported") || body["standalone_ports_supported"].is_null()) {
+    pg.setBool(kPgStandalonePortsSupported, true);
+  }
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     KILN_TRY_VOID(validatePortgroup(tx, pg, true));
     pg.setText(kPgCreatedAt, timestamp(deps_));

@@ -137,10 +137,9 @@ void maskInPlace(Json& value) {
 const Schema& nodeSchema() { return kNodeSchema; }
 
 Result<void> validateNodeName(std::string_view name) {
-  static constexpr std::string_view kReserved[] = {
-      "detail", "validate", "states", "maintenance", "management", "traits", "vifs",
-      "ports", "portgroups", "volume", "bios", "history", "inventory", "children", "firmware",
-      "vmedia", "cleaning"};
+  // Ironic's reserved words: path segments directly under /v1/nodes/.
+  static constexpr std::string_view kReserved[] = {"maintenance", "management", "states",
+                                                   "vendor_passthru", "detail", "validate"};
   bool ok = !name.empty() && name.size() <= 255 && !isUuidLike(name);
   for (char c : name) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '~' ||
@@ -149,7 +148,11 @@ Result<void> validateNodeName(std::string_view name) {
     }
   }
   for (auto r : kReserved) {
-    if (name == r) ok = false;
+    if (name == r) {
+      return invalid("The word \"" + std::string(name) +
+                     "\" is reserved and can not be used as a node name. Reserved words are: "
+                     "maintenance, management, states, vendor_passthru, detail, validate.");
+    }
   }
   if (!ok) {
     return invalid("Cannot create node with invalid name '" + std::string(name) + "'");

@@ -7,9 +7,6 @@ the authentication failures and the observer role. CTest runs one class per test
 
     /usr/bin/python3 test_baremetal_cli.py --kiln-server PATH NoauthNodeTest
 
-Tests decorated with @unittest.expectedFailure document a known incompatibility with Ironic:
-they assert what Ironic does and currently fail. Once the server is fixed they report an
-"unexpected success", which fails the run, so the decorator has to be removed then.
 """
 
 import json
@@ -479,14 +476,12 @@ class DriverPortTests:
         self.cli_fails("port", "create", self.unique_mac(), "--node",
                        "00000000-0000-0000-0000-000000000000", http_status=400)
 
-    @unittest.expectedFailure
     def test_port_pxe_enabled_defaults_to_true(self):
         # Ironic: a port created without pxe_enabled has pxe_enabled = true.
         node = self.create_node()
         port = self.cli_json("port", "create", self.unique_mac(), "--node", node["uuid"])
         self.assertIs(port["pxe_enabled"], True)
 
-    @unittest.expectedFailure
     def test_port_group_standalone_ports_supported_defaults_to_true(self):
         # Ironic: a port group created without standalone_ports_supported has it true.
         node = self.create_node()

@@ -226,8 +226,8 @@ class SqliteTransaction final : public Transaction {
   ~SqliteTransaction() override {
     if (!done_) {
       (void)conn_->exec("ROLLBACK");
+      finish();
     }
-    storage_.release(std::move(conn_));
   }
 
   RecordStore& records(Resource resource) override {
@@ -238,10 +238,19 @@ class SqliteTransaction final : public Transaction {
   Result<void> commit() override {
     KILN_TRY_VOID(conn_->exec("COMMIT"));
     done_ = true;
+    // Hand the connection and the locks back now: a committed transaction object may outlive
+    // its use, and another transaction on the same thread must not wait for it.
+    finish();
     return {};
   }
 
  private:
+  void finish() {
+    storage_.release(std::move(conn_));
+    writeLock_ = {};
+    memoryLock_ = {};
+  }
+
   SqliteStorage& storage_;
   std::unique_ptr<Connection> conn_;
   std::unique_lock<std::mutex> memoryLock_;

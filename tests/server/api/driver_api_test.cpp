@@ -1,0 +1,132 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "tests/support/test_api.h"
+
+using kiln::test::Json;
+using kiln::test::TestApi;
+
+TEST_CASE("drivers list the enabled hardware types", "[server][api][drivers]") {
+  TestApi api;
+  auto drivers = api.get("/v1/drivers").json()["drivers"];
+  std::set<std::string> names;
+  for (const auto& d : drivers) {
+    names.insert(d["name"].get<std::string>());
+    CHECK(d["hosts"] == Json{"test-conductor"});
+    CHECK(d["type"] == "dynamic");
+    CHECK_FALSE(d.contains("default_power_interface"));
+  }
+  CHECK(names == std::set<std::string>{"fake-hardware", "ipmi", "redfish", "manual-management"});
+  auto detailed = api.get("/v1/drivers?detail=true").json()["drivers"][0];
+  CHECK(detailed.contains("default_power_interface"));
+  CHECK(api.get("/v1/drivers?type=classic").json()["drivers"].empty());
+  CHECK(api.get("/v1/drivers?type=dynamic").json()["drivers"].size() == 4);
+  CHECK(api.get("/v1/drivers?type=bogus").status == 400);
+  api.version = "1.29";
+  CHECK(api.get("/v1/drivers?type=dynamic").status == 406);
+  CHECK_FALSE(api.get("/v1/drivers").json()["drivers"][0].contains("type"));
+}
+
+TEST_CASE("driver show reports default and enabled interfaces", "[server][api][drivers]") {
+  TestApi api;
+  auto d = api.get("/v1/drivers/ipmi").json();
+  CHECK(d["name"] == "ipmi");
+  CHECK(d["default_power_interface"] == "ipmitool");
+  CHECK(d["enabled_power_interfaces"] == Json{"ipmitool"});
+  CHECK(d["default_boot_interface"] == "ipxe");
+  CHECK(d["enabled_boot_interfaces"] == Json{"ipxe", "pxe"});
+  CHECK(d["default_raid_interface"] == "no-raid");
+  CHECK(d["enabled_raid_interfaces"] == Json{"no-raid", "agent"});
+  CHECK(d.contains("default_bios_interface"));
+  api.version = "1.39";
+  CHECK_FALSE(api.get("/v1/drivers/ipmi").json().contains("default_bios_interface"));
+  api.version = "1.78";
+  auto missing = api.get("/v1/drivers/nope");
+  CHECK(missing.status == 404);
+  CHECK_THAT(missing.fault(), Catch::Contains("nope"));
+}
+
+TEST_CASE("driver properties are those of the default interfaces", "[server][api][drivers]") {
+  TestApi api;
+  auto props = api.get("/v1/drivers/ipmi/properties").json();
+  CHECK(props.contains("ipmi_address"));
+  CHECK(props.contains("deploy_kernel"));
+  CHECK_FALSE(props.contains("redfish_address"));
+  CHECK(api.get("/v1/drivers/redfish/properties").json().contains("redfish_address"));
+  CHECK(api.get("/v1/drivers/fake-hardware/raid/logical_disk_properties").json().contains("raid_level"));
+  CHECK(api.get("/v1/drivers/ipmi/raid/logical_disk_properties").status == 404);
+}
+
+TEST_CASE("node validate reports each interface", "[server][api][drivers]") {
+  TestApi api;
+  api.createNode({{"name", "ok"}});
+  auto v = api.get("/v1/nodes/ok/validate").json();
+  for (const char* iface : {"bios", "boot", "console", "deploy", "inspect", "management", "network",
+                            "power", "raid", "rescue", "storage"}) {
+    INFO(iface);
+    CHECK(v[iface]["result"] == true);
+  }
+  CHECK_FALSE(v.contains("vendor"));
+  CHECK(api.get("/v1/nodes/validate?node=ok").json() == v);
+
+  api.createNode({{"name", "bare"}, {"driver", "ipmi"}});
+  v = api.get("/v1/nodes/bare/validate").json();
+  CHECK(v["power"]["result"] == false);
+  CHECK_THAT(v["power"]["reason"].get<std::string>(), Catch::Contains("ipmi_address"));
+  CHECK(v["deploy"]["result"] == false);
+  CHECK_THAT(v["deploy"]["reason"].get<std::string>(), Catch::Contains("image_source"));
+  CHECK(v["boot"]["result"] == false);
+  CHECK(v["raid"]["result"] == false);
+  CHECK_THAT(v["raid"]["reason"].get<std::string>(), Catch::Contains("does not support raid"));
+  CHECK(v["network"]["result"] == true);
+}
+
+TEST_CASE("validate fails when instance traits are not node traits", "[server][api][drivers]") {
+  TestApi api;
+  api.createNode({{"name", "it"}, {"instance_info", {{"traits", {"CUSTOM_GOLD"}}}}});
+  auto v = api.get("/v1/nodes/it/validate").json();
+  CHECK(v["deploy"]["result"] == false);
+  CHECK_THAT(v["deploy"]["reason"].get<std::string>(), Catch::Contains("missing traits ['CUSTOM_GOLD']"));
+  REQUIRE(api.putRaw("/v1/nodes/it/traits/CUSTOM_GOLD").status == 204);
+  CHECK(api.get("/v1/nodes/it/validate").json()["deploy"]["result"] == true);
+  REQUIRE(api.patch("/v1/nodes/it", Json::parse(R"([{"op":"add","path":"/instance_info/traits","value":"CUSTOM_GOLD"}])")).status == 200);
+  CHECK_THAT(api.get("/v1/nodes/it/validate").json()["deploy"]["reason"].get<std::string>(),
+             Catch::Contains("A list of strings is expected"));
+}
+
+TEST_CASE("validate reports an interface disabled after enrollment", "[server][api][drivers]") {
+  TestApi api;
+  api.createNode({{"name", "later"}, {"deploy_interface", "direct"}});
+  // Same database, a server that no longer enables the direct deploy interface.
+  kiln::server::Config config = api.app().config();
+  config.enabledInterfaces[static_cast<size_t>(kiln::server::InterfaceType::Deploy)] =
+      std::vector<std::string>{"fake"};
+  auto registry = kiln::server::DriverRegistry::create(config);
+  REQUIRE(registry);
+  auto auth = kiln::server::Authenticator::create(config);
+  REQUIRE(auth);
+  kiln::test::FakeClock clock;
+  kiln::server::ApiService service({config, api.app().storage(), *registry, clock, **auth});
+  kiln::server::ApiRequest req;
+  req.method = "GET";
+  req.path = "/v1/nodes/later/validate";
+  req.headers = {{"x-openstack-ironic-api-version", "1.78"}};
+  auto r = service.handle(req);
+  REQUIRE(r.status == 200);
+  auto v = Json::parse(r.body);
+  CHECK(v["deploy"]["result"] == false);
+  CHECK_THAT(v["deploy"]["reason"].get<std::string>(), Catch::Contains("Could not find the following deploy interface: direct"));
+}
+
+TEST_CASE("conductors list this server", "[server][api][drivers]") {
+  TestApi api;
+  auto list = api.get("/v1/conductors").json()["conductors"];
+  REQUIRE(list.size() == 1);
+  CHECK(list[0]["hostname"] == "test-conductor");
+  CHECK(list[0]["alive"] == true);
+  CHECK(api.get("/v1/conductors/test-conductor?fields=drivers").json()["drivers"].size() == 4);
+  CHECK(api.get("/v1/conductors/other").status == 404);
+  api.version = "1.48";
+  CHECK(api.get("/v1/conductors").status == 404);
+}

@@ -1,0 +1,74 @@
+#include <catch2/catch.hpp>
+
+#include "server/config.h"
+
+using namespace kiln::server;
+
+TEST_CASE("parseConfig reads Ironic's option names", "[server][config]") {
+  auto c = parseConfig(R"(
+[DEFAULT]
+auth_strategy = http_basic
+http_basic_auth_user_file = /tmp/htpasswd
+enabled_hardware_types = ipmi, fake-hardware
+enabled_power_interfaces = ipmitool,fake
+default_power_interface = fake
+[api]
+host_ip = 127.0.0.2
+port = 7000
+max_limit = 50
+[database]
+connection = sqlite:////var/lib/kiln/kiln.sqlite
+[http_basic_roles]
+alice = admin
+bob = observer
+default_role = observer
+)", "test.conf");
+  REQUIRE(c);
+  CHECK(c->authStrategy == "http_basic");
+  CHECK(c->httpBasicAuthUserFile == "/tmp/htpasswd");
+  CHECK(c->enabledHardwareTypes == std::vector<std::string>{"ipmi", "fake-hardware"});
+  CHECK(*c->enabledInterfaces[static_cast<size_t>(InterfaceType::Power)] ==
+        std::vector<std::string>{"ipmitool", "fake"});
+  CHECK(*c->defaultInterfaces[static_cast<size_t>(InterfaceType::Power)] == "fake");
+  CHECK_FALSE(c->enabledInterfaces[static_cast<size_t>(InterfaceType::Boot)].has_value());
+  CHECK(c->hostIp == "127.0.0.2");
+  CHECK(c->port == 7000);
+  CHECK(c->maxLimit == 50);
+  CHECK(c->connection == "sqlite:////var/lib/kiln/kiln.sqlite");
+  CHECK(c->userRoles.at("alice") == Role::Admin);
+  CHECK(c->userRoles.at("bob") == Role::Observer);
+  CHECK(c->defaultRole == Role::Observer);
+}
+
+TEST_CASE("parseConfig defaults match Ironic's", "[server][config]") {
+  auto c = parseConfig("", "empty");
+  REQUIRE(c);
+  CHECK(c->authStrategy == "noauth");
+  CHECK(c->hostIp == "127.0.0.1");
+  CHECK(c->port == 6385);
+  CHECK(c->maxLimit == 1000);
+  CHECK(c->enabledHardwareTypes == std::vector<std::string>{"ipmi", "redfish"});
+}
+
+TEST_CASE("parseConfig rejects bad values naming the option", "[server][config]") {
+  struct Case { const char* text; const char* option; };
+  for (auto [text, option] : {Case{"[DEFAULT]\nauth_strategy = keystone\n", "[DEFAULT] auth_strategy"},
+                              Case{"[api]\nport = http\n", "[api] port"},
+                              Case{"[api]\nport = 70000\n", "[api] port"},
+                              Case{"[api]\nmax_limit = 0\n", "[api] max_limit"},
+                              Case{"[conductor]\nallow_deleting_available_nodes = maybe\n",
+                                   "[conductor] allow_deleting_available_nodes"},
+                              Case{"[http_basic_roles]\nbob = root\n", "[http_basic_roles] bob"}}) {
+    INFO(text);
+    auto c = parseConfig(text, "f.conf");
+    REQUIRE_FALSE(c);
+    CHECK_THAT(c.error().message, Catch::Contains(option));
+    CHECK_THAT(c.error().message, Catch::Contains("f.conf"));
+  }
+}
+
+TEST_CASE("loadConfig fails clearly for a missing file", "[server][config]") {
+  auto c = loadConfig("/nonexistent/kiln.conf");
+  REQUIRE_FALSE(c);
+  CHECK_THAT(c.error().message, Catch::Contains("/nonexistent/kiln.conf"));
+}

@@ -1,0 +1,204 @@
+// File: tests/server/storage/storage_contract.h
+//
+// The behaviour every Storage back end must have. A back end's test file defines
+//   kiln::server::StoragePtr makeContractStorage();
+// and KILN_STORAGE_BACKEND (a tag string such as "[sqlite]"), then includes this header.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "server/model/node.h"
+#include "server/model/resources.h"
+#include "server/storage/storage.h"
+#include "shared/core/uuid.h"
+
+kiln::server::StoragePtr makeContractStorage();
+
+namespace contract {
+
+using namespace kiln::server;
+using Mode = Storage::Mode;
+
+inline Record makeNode(const std::string& name, const std::string& state = "enroll") {
+  Record n = defaultRecord(nodeSchema());
+  n.setText(kNodeUuid, kiln::generateUuid());
+  if (!name.empty()) n.setText(kNodeName, name);
+  n.setText(kNodeDriver, "fake-hardware");
+  n.setText(kNodeProvisionState, state);
+  n.setText(kNodeConductorGroup, "");
+  return n;
+}
+
+inline Record insertNode(Transaction& tx, Record n) {
+  auto r = tx.nodes().insert(n);
+  REQUIRE(r);
+  return *r;
+}
+
+}  // namespace contract
+
+TEST_CASE("storage round-trips every node field", "[server][storage]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  auto storage = makeContractStorage();
+  auto tx = storage->begin(Mode::Write).value();
+  Record n = makeNode("full");
+  const Schema& s = nodeSchema();
+  for (size_t i = 2; i < s.size(); ++i) {
+    if (s[i].has(kComputed)) continue;
+    switch (s[i].type) {
+      case FieldType::String: case FieldType::Time: n.setText(i, std::string(s[i].name) + "-v"); break;
+      case FieldType::Bool: n.setBool(i, true); break;
+      case FieldType::Int: n[i] = Value::integer(7); break;
+      case FieldType::Object: n.setText(i, R"({"k":")" + std::string(s[i].name) + R"("})"); break;
+      case FieldType::Array: n.setText(i, "[1]"); break;
+    }
+  }
+  n.setNull(kNodeChassisUuid);  // a foreign key; chassis have their own test
+  Record stored = insertNode(*tx, n);
+  REQUIRE(tx->commit());
+  auto rtx = storage->begin(Mode::Read).value();
+  auto found = rtx->nodes().findBy(kNodeUuid, Value::text(n.uuid())).value();
+  REQUIRE(found);
+  for (size_t i = 1; i < s.size(); ++i) {
+    if (s[i].has(kComputed)) continue;
+    INFO(s[i].name);
+    CHECK((*found)[i] == n[i]);
+  }
+  CHECK(found->id() == stored.id());
+}
+
+TEST_CASE("storage reports unique violations with the field name", "[server][storage]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  auto storage = makeContractStorage();
+  auto tx = storage->begin(Mode::Write).value();
+  insertNode(*tx, makeNode("same"));
+  auto dup = tx->nodes().insert(makeNode("same"));
+  REQUIRE_FALSE(dup);
+  CHECK(dup.error().code == kiln::ErrorCode::AlreadyExists);
+  CHECK(dup.error().message == "name");
+}
+
+TEST_CASE("an uncommitted write transaction changes nothing", "[server][storage]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  auto storage = makeContractStorage();
+  {
+    auto tx = storage->begin(Mode::Write).value();
+    insertNode(*tx, makeNode("ghost"));
+  }
+  auto tx = storage->begin(Mode::Read).value();
+  CHECK(tx->nodes().count({}).value() == 0);
+}
+
+TEST_CASE("update and remove act on one row", "[server][storage]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  auto storage = makeContractStorage();
+  auto tx = storage->begin(Mode::Write).value();
+  Record a = insertNode(*tx, makeNode("a"));
+  Record b = insertNode(*tx, makeNode("b"));
+  a.setText(kNodeDescription, "changed");
+  REQUIRE(tx->nodes().update(a));
+  CHECK(tx->nodes().findBy(kNodeId, Value::integer(a.id())).value()->str(kNodeDescription) == "changed");
+  CHECK(tx->nodes().findBy(kNodeId, Value::integer(b.id())).value()->optStr(kNodeDescription) == std::nullopt);
+  REQUIRE(tx->nodes().remove(a.id()));
+  CHECK_FALSE(tx->nodes().remove(a.id()));
+  CHECK(tx->nodes().count({}).value() == 1);
+}
+
+TEST_CASE("list filters, sorts and paginates without gaps or repeats", "[server][storage]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  auto storage = makeContractStorage();
+  auto tx = storage->begin(Mode::Write).value();
+  for (int i = 0; i < 25; ++i) {
+    Record n = makeNode("n" + std::to_string(i), i % 3 == 0 ? "available" : "enroll");
+    if (i % 4 != 0) n.setText(kNodeOwner, "owner-" + std::to_string(i % 5));  // some NULLs
+    if (i % 2 == 0) n.setText(kNodeDescription, "rack " + std::to_string(i) + " Fast");
+    insertNode(*tx, n);
+  }
+  REQUIRE(tx->commit());
+  auto rtx = storage->begin(Mode::Read).value();
+  auto& nodes = rtx->nodes();
+
+  SECTION("equality, null and substring filters") {
+    CHECK(nodes.count({{ListFilter::Op::Equals, kNodeProvisionState, Value::text("available"), {}}}).value() == 9);
+    CHECK(nodes.count({{ListFilter::Op::IsNull, kNodeOwner, {}, {}}}).value() == 7);
+    CHECK(nodes.count({{ListFilter::Op::IsNotNull, kNodeOwner, {}, {}}}).value() == 18);
+    CHECK(nodes.count({{ListFilter::Op::Contains, kNodeDescription, Value::text("fast"), {}}}).value() == 13);
+    CHECK(nodes.count({{ListFilter::Op::Contains, kNodeDescription, Value::text("100%"), {}}}).value() == 0);
+    CHECK(nodes.count({{ListFilter::Op::In, kNodeName, {}, {"n1", "n2", "zz"}}}).value() == 2);
+  }
+  for (bool desc : {false, true}) {
+    SECTION(std::string("keyset pagination over a nullable sort key, ") + (desc ? "desc" : "asc")) {
+      std::set<int64_t> seen;
+      std::optional<Record> marker;
+      std::optional<std::string> previous;
+      int pages = 0;
+      while (true) {
+        ListQuery q;
+        q.sortField = kNodeOwner;
+        q.descending = desc;
+        q.limit = 4;
+        q.marker = marker;
+        auto page = nodes.list(q).value();
+        ++pages;
+        for (const auto& r : page) {
+          CHECK(seen.insert(r.id()).second);
+        }
+        if (page.size() < 4) break;
+        marker = page.back();
+      }
+      CHECK(seen.size() == 25);
+      CHECK(pages == 7);
+    }
+  }
+  SECTION("limit 0 means no limit and id order is the default") {
+    ListQuery q;
+    q.limit = 0;
+    auto all = nodes.list(q).value();
+    REQUIRE(all.size() == 25);
+    for (size_t i = 1; i < all.size(); ++i) CHECK(all[i - 1].id() < all[i].id());
+  }
+}
+
+TEST_CASE("traits are stored per node and filter node lists", "[server][storage]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  auto storage = makeContractStorage();
+  auto tx = storage->begin(Mode::Write).value();
+  Record red = insertNode(*tx, makeNode("red"));
+  Record blue = insertNode(*tx, makeNode("blue"));
+  Record both = insertNode(*tx, makeNode("both"));
+  Record none = insertNode(*tx, makeNode("none"));
+  auto& traits = tx->traits();
+  REQUIRE(traits.set(red.id(), std::vector<std::string>{"CUSTOM_RED"}));
+  REQUIRE(traits.set(blue.id(), std::vector<std::string>{"CUSTOM_BLUE"}));
+  REQUIRE(traits.set(both.id(), std::vector<std::string>{"CUSTOM_RED", "CUSTOM_BLUE"}));
+  REQUIRE(traits.add(both.id(), "CUSTOM_RED"));  // idempotent
+  CHECK(traits.get(both.id()).value() == std::vector<std::string>{"CUSTOM_BLUE", "CUSTOM_RED"});
+  auto many = traits.getMany(std::vector<int64_t>{red.id(), none.id()}).value();
+  CHECK(many[red.id()] == std::vector<std::string>{"CUSTOM_RED"});
+  CHECK(many[none.id()].empty());
+
+  auto names = [&](ListFilter::Op op, std::vector<std::string> values) {
+    ListQuery q;
+    q.limit = 0;
+    q.filters.push_back({op, kNodeId, {}, std::move(values)});
+    std::set<std::string> out;
+    const auto rows = tx->nodes().list(q).value();
+    for (const auto& r : rows) out.insert(r.str(kNodeName));
+    return out;
+  };
+  using S = std::set<std::string>;
+  const std::vector<std::string> rb = {"CUSTOM_RED", "CUSTOM_BLUE"};
+  CHECK(names(ListFilter::Op::TraitsAll, rb) == S{"both"});
+  CHECK(names(ListFilter::Op::TraitsAny, rb) == S{"red", "blue", "both"});
+  CHECK(names(ListFilter::Op::NotTraitsAll, rb) == S{"red", "blue", "none"});
+  CHECK(names(ListFilter::Op::NotTraitsAny, rb) == S{"none"});
+
+  CHECK(traits.remove(both.id(), "CUSTOM_RED").value());
+  CHECK_FALSE(traits.remove(both.id(), "CUSTOM_RED").value());
+  REQUIRE(traits.clear(blue.id()));
+  CHECK(traits.get(blue.id()).value().empty());
+  // Deleting a node deletes its traits.
+  REQUIRE(tx->nodes().remove(red.id()));
+  CHECK(traits.get(red.id()).value().empty());
+}

@@ -1,0 +1,96 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "shared/core/error.h"
+#include "shared/core/uuid.h"
+#include "shared/json/json_util.h"
+#include "shared/json/json_writer.h"
+
+using namespace kiln;
+
+TEST_CASE("httpStatus maps every canonical error code to its HTTP status", "[shared][error]") {
+  CHECK(httpStatus(ErrorCode::InvalidArgument) == 400);
+  CHECK(httpStatus(ErrorCode::Unauthenticated) == 401);
+  CHECK(httpStatus(ErrorCode::PermissionDenied) == 403);
+  CHECK(httpStatus(ErrorCode::NotFound) == 404);
+  CHECK(httpStatus(ErrorCode::MethodNotAllowed) == 405);
+  CHECK(httpStatus(ErrorCode::NotAcceptable) == 406);
+  CHECK(httpStatus(ErrorCode::AlreadyExists) == 409);
+  CHECK(httpStatus(ErrorCode::Conflict) == 409);
+  CHECK(httpStatus(ErrorCode::Internal) == 500);
+  CHECK(httpStatus(ErrorCode::Unavailable) == 503);
+}
+
+namespace {
+Result<int> half(int x) {
+  if (x % 2) return invalid("odd");
+  return x / 2;
+}
+Result<int> quarter(int x) { return half(KILN_TRY(half(x))); }
+}  // namespace
+
+TEST_CASE("KILN_TRY propagates the first error and unwraps values", "[shared][error]") {
+  CHECK(quarter(8).value() == 2);
+  auto r = quarter(6);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::InvalidArgument);
+  CHECK(r.error().message == "odd");
+}
+
+TEST_CASE("generateUuid produces distinct lowercase version-4 UUIDs", "[shared][uuid]") {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string u = generateUuid();
+    REQUIRE(isUuidLike(u));
+    CHECK(u[14] == '4');
+    CHECK((u[19] == '8' || u[19] == '9' || u[19] == 'a' || u[19] == 'b'));
+    CHECK(u == normalizeUuid(u));
+    seen.insert(u);
+  }
+  CHECK(seen.size() == 1000);
+}
+
+TEST_CASE("isUuidLike accepts only the canonical 8-4-4-4-12 form", "[shared][uuid]") {
+  CHECK(isUuidLike("8221F906-208B-44A5-B575-F8E8A59C4A84"));
+  CHECK_FALSE(isUuidLike("8221f906208b44a5b575f8e8a59c4a84"));
+  CHECK_FALSE(isUuidLike("node-1"));
+  CHECK_FALSE(isUuidLike("8221f906-208b-44a5-b575-f8e8a59c4a8g"));
+  CHECK(normalizeUuid("8221F906-208B-44A5-B575-F8E8A59C4A84") ==
+        "8221f906-208b-44a5-b575-f8e8a59c4a84");
+}
+
+TEST_CASE("JsonWriter escapes strings and produces valid JSON", "[shared][json]") {
+  JsonWriter w;
+  w.beginObject();
+  w.field("quote", "a\"b\\c\nd\te\x01");
+  w.key("list");
+  w.beginArray();
+  w.integer(-5);
+  w.boolean(true);
+  w.null();
+  w.raw("{\"x\":1}");
+  w.endArray();
+  w.key("empty");
+  w.beginObject();
+  w.endObject();
+  w.endObject();
+  const auto parsed = nlohmann::json::parse(w.str());
+  CHECK(parsed["quote"] == "a\"b\\c\nd\te\x01");
+  CHECK(parsed["list"] == nlohmann::json::parse("[-5,true,null,{\"x\":1}]"));
+  CHECK(parsed["empty"].empty());
+}
+
+TEST_CASE("parseJson reports malformed input as InvalidArgument", "[shared][json]") {
+  CHECK(parseJson("{\"a\": [1, 2]}").has_value());
+  auto bad = parseJson("{\"a\": ");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ErrorCode::InvalidArgument);
+}
+
+TEST_CASE("pyRepr renders JSON the way Python's repr shows dicts", "[shared][json]") {
+  CHECK(pyRepr(nlohmann::json::parse(R"({"op":"remove","path":"/extra/foo"})")) ==
+        "{'op': 'remove', 'path': '/extra/foo'}");
+  CHECK(pyRepr(nlohmann::json::parse(R"([true,false,null,1,"it's"])")) ==
+        "[True, False, None, 1, \"it's\"]");
+}

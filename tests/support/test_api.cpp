@@ -1,0 +1,75 @@
+#include "tests/support/test_api.h"
+
+#include <catch2/catch.hpp>
+
+#include "server/api/http.h"
+
+namespace kiln::test {
+
+std::string Response::header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (k.size() == name.size() &&
+        std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return v;
+    }
+  }
+  return "";
+}
+
+Json Response::json() const {
+  if (body.empty()) return Json();
+  return Json::parse(body);
+}
+
+std::string Response::fault() const {
+  const Json outer = json();
+  if (!outer.contains("error_message") || !outer["error_message"].is_string()) return "";
+  const Json inner = Json::parse(outer["error_message"].get<std::string>());
+  return inner.value("faultstring", "");
+}
+
+TestApi::TestApi(const std::string& config) : clock_(std::make_shared<FakeClock>()) {
+  const std::string text =
+      "[DEFAULT]\nenabled_hardware_types = fake-hardware, ipmi, redfish, manual-management\n"
+      "host = test-conductor\n"
+      "[database]\nconnection = sqlite://\n" +
+      config;
+  auto parsed = server::parseConfig(text, "test");
+  REQUIRE(parsed.has_value());
+  auto app = server::ServerApp::create(std::move(*parsed), clock_);
+  if (!app) FAIL("cannot create server: " << app.error().message);
+  app_ = std::move(*app);
+}
+
+Response TestApi::call(const std::string& method, const std::string& pathAndQuery,
+                       const std::string& body,
+                       std::vector<std::pair<std::string, std::string>> headers) {
+  server::ApiRequest req;
+  req.method = method;
+  const auto q = pathAndQuery.find('?');
+  req.path = pathAndQuery.substr(0, q);
+  if (q != std::string::npos) req.query = server::parseQueryString(pathAndQuery.substr(q + 1));
+  req.headers.emplace_back("host", "kiln.test:6385");
+  if (!version.empty()) req.headers.emplace_back("x-openstack-ironic-api-version", version);
+  for (auto& h : extraHeaders) req.headers.push_back(h);
+  for (auto& h : headers) {
+    for (auto& c : h.first) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    req.headers.push_back(std::move(h));
+  }
+  req.body = body;
+  server::ApiResponse r = app_->api().handle(req);
+  return Response{r.status, std::move(r.body), std::move(r.headers)};
+}
+
+Json TestApi::createNode(Json extra) {
+  Json body = {{"driver", "fake-hardware"}};
+  for (auto it = extra.begin(); it != extra.end(); ++it) body[it.key()] = it.value();
+  Response r = post("/v1/nodes", body);
+  INFO(r.body);
+  REQUIRE(r.status == 201);
+  return r.json();
+}
+
+}  // namespace kiln::test

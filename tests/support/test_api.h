@@ -1,0 +1,65 @@
+// File: tests/support/test_api.h
+//
+// An in-process kiln-server for API tests: a ServerApp built from configuration text with an
+// in-memory database (or a given file) and a FakeClock, called through ApiService::handle()
+// without sockets.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/server_app.h"
+#include "tests/support/fake_clock.h"
+
+namespace kiln::test {
+
+using Json = nlohmann::json;
+
+struct Response {
+  int status = 0;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  std::string header(std::string_view name) const;
+  /// The body parsed as JSON (null for an empty body).
+  Json json() const;
+  /// The faultstring of an Ironic error body (the double-encoded error_message).
+  std::string fault() const;
+};
+
+class TestApi {
+ public:
+  /// `config` is INI text appended to defaults that enable every hardware type and use an
+  /// in-memory database.
+  explicit TestApi(const std::string& config = "");
+
+  /// The microversion sent by default ("1.78"); "" sends no version header.
+  std::string version = "1.78";
+  std::vector<std::pair<std::string, std::string>> extraHeaders;
+
+  Response call(const std::string& method, const std::string& pathAndQuery,
+                const std::string& body = "",
+                std::vector<std::pair<std::string, std::string>> headers = {});
+  Response get(const std::string& path) { return call("GET", path); }
+  Response post(const std::string& path, const Json& body) { return call("POST", path, body.dump()); }
+  Response put(const std::string& path, const Json& body) { return call("PUT", path, body.dump()); }
+  Response putRaw(const std::string& path, const std::string& body = "") { return call("PUT", path, body); }
+  Response patch(const std::string& path, const Json& body) { return call("PATCH", path, body.dump()); }
+  Response del(const std::string& path) { return call("DELETE", path); }
+
+  /// Creates a fake-hardware node (plus `extra` fields) and returns its JSON; REQUIREs 201.
+  Json createNode(Json extra = Json::object());
+
+  server::ServerApp& app() { return *app_; }
+  FakeClock& clock() { return *clock_; }
+
+ private:
+  std::shared_ptr<FakeClock> clock_;
+  std::unique_ptr<server::ServerApp> app_;
+};
+
+}  // namespace kiln::test
