@@ -36,7 +36,7 @@ struct Config {
   int port = 6385;
   int maxLimit = 1000;
   std::string publicEndpoint;  ///< base URL used in links; empty = from the request's Host
-  int apiWorkers = 0;          ///< HTTP threads; 0 = number of CPUs
+  int apiWorkers = 0;          ///< HTTP threads; 0 = two per CPU
 
   // [database]
   std::string connection = "sqlite:///kiln.sqlite";

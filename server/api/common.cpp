@@ -30,15 +30,21 @@ Result<Json> parseJsonBody(const RequestContext& ctx) {
   return parseJson(body);
 }
 
-void writeLinks(JsonWriter& w, const std::string& baseUrl, std::string_view path) {
+void writeLinks(JsonWriter& w, const std::string& baseUrl, std::string_view path,
+                std::string_view suffix) {
+  // Hot path (ten links per node on detail pages): no temporaries.
   w.beginArray();
   w.beginObject();
-  w.field("href", baseUrl + "/v1/" + std::string(path));
-  w.field("rel", "self");
+  w.safeKey("href");
+  w.stringParts({baseUrl, "/v1/", path, suffix});
+  w.safeKey("rel");
+  w.raw("\"self\"");
   w.endObject();
   w.beginObject();
-  w.field("href", baseUrl + "/" + std::string(path));
-  w.field("rel", "bookmark");
+  w.safeKey("href");
+  w.stringParts({baseUrl, "/", path, suffix});
+  w.safeKey("rel");
+  w.raw("\"bookmark\"");
   w.endObject();
   w.endArray();
 }
@@ -89,37 +95,27 @@ Result<void> requireVersion(const RequestContext& ctx, int minor) {
   return {};
 }
 
-void renderRecord(JsonWriter& w, const Schema& schema, const Record& record, const FieldMask& mask,
-                  const SpecialWriter& special) {
-  w.beginObject();
-  for (size_t i = 0; i < schema.size(); ++i) {
-    if (!mask.test(i)) continue;
-    const auto& f = schema[i];
-    w.key(f.name);
-    if (special && special(w, i)) continue;
-    const Value& v = record[i];
-    switch (v.kind) {
-      case Value::Kind::Null:
-        if (f.type == FieldType::Object && !f.has(kNullable)) {
-          w.raw("{}");
-        } else if (f.type == FieldType::Array && !f.has(kNullable)) {
-          w.raw("[]");
-        } else {
-          w.null();
-        }
-        break;
-      case Value::Kind::Bool: w.boolean(v.b); break;
-      case Value::Kind::Int: w.integer(v.i); break;
-      case Value::Kind::Text:
-        if (f.type == FieldType::Object || f.type == FieldType::Array) {
-          w.raw(v.s);
-        } else {
-          w.string(v.s);
-        }
-        break;
-    }
+void renderValue(JsonWriter& w, const FieldSpec& f, const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Null:
+      if (f.type == FieldType::Object && !f.has(kNullable)) {
+        w.raw("{}");
+      } else if (f.type == FieldType::Array && !f.has(kNullable)) {
+        w.raw("[]");
+      } else {
+        w.null();
+      }
+      break;
+    case Value::Kind::Bool: w.boolean(v.b); break;
+    case Value::Kind::Int: w.integer(v.i); break;
+    case Value::Kind::Text:
+      if (f.type == FieldType::Object || f.type == FieldType::Array) {
+        w.raw(v.s);
+      } else {
+        w.string(v.s);
+      }
+      break;
   }
-  w.endObject();
 }
 
 Json recordToJson(const Schema& schema, const Record& record) {
@@ -303,7 +299,7 @@ std::string renderCollection(const RequestContext& ctx, const ListOptions& optio
                              const ListRequest& list, const std::vector<Record>& records,
                              const std::function<void(JsonWriter&, const Record&)>& item) {
   JsonWriter w;
-  w.str().reserve(records.size() * (list.detail ? 2048 : 256) + 64);
+  w.reserve(records.size() * (list.detail ? 2560 : 320) + 256);
   w.beginObject();
   w.key(options.collection);
   w.beginArray();

@@ -87,8 +87,11 @@ Result<void> HttpEndpoint::start() {
   try {
     Address addr(impl_->hostIp, Port(impl_->port));
     impl_->endpoint = std::make_unique<Http::Endpoint>(addr);
-    int threads = impl_->threads > 0 ? impl_->threads
-                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // Default: two reactor threads per CPU. Handlers block briefly on SQLite, and with one
+    // thread per CPU a core idles while its thread waits; docs/benchmarks.md has the figures.
+    int threads = impl_->threads > 0
+                      ? impl_->threads
+                      : 2 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     impl_->endpoint->init(Http::Endpoint::options()
                               .threads(threads)
                               .flags(Tcp::Options::ReuseAddr)

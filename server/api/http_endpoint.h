@@ -18,7 +18,7 @@ namespace kiln::server {
 
 class HttpEndpoint {
  public:
-  /// `port` 0 binds an ephemeral port (tests). `threads` 0 = one per CPU.
+  /// `port` 0 binds an ephemeral port (tests). `threads` 0 = two per CPU.
   HttpEndpoint(ApiService& api, std::string hostIp, uint16_t port, int threads);
   ~HttpEndpoint();
 

@@ -11,7 +11,9 @@ void renderNode(JsonWriter& w, const NodeViewContext& view, const Record& node,
                 const FieldMask& mask, const std::vector<std::string>* traits) {
   const int version = view.ctx.version;
   const std::string& base = view.ctx.baseUrl;
-  const std::string path = "nodes/" + node.uuid();
+  std::string path;
+  path.reserve(48);
+  path.append("nodes/").append(node.uuid());
   renderRecord(w, nodeSchema(), node, mask, [&](JsonWriter& out, size_t field) {
     switch (field) {
       case kNodeProvisionState: {
@@ -48,10 +50,10 @@ void renderNode(JsonWriter& w, const NodeViewContext& view, const Record& node,
         out.null();
         return true;
       case kNodeLinks: writeLinks(out, base, path); return true;
-      case kNodePorts: writeLinks(out, base, path + "/ports"); return true;
-      case kNodeStates: writeLinks(out, base, path + "/states"); return true;
-      case kNodePortgroups: writeLinks(out, base, path + "/portgroups"); return true;
-      case kNodeVolume: writeLinks(out, base, path + "/volume"); return true;
+      case kNodePorts: writeLinks(out, base, path, "/ports"); return true;
+      case kNodeStates: writeLinks(out, base, path, "/states"); return true;
+      case kNodePortgroups: writeLinks(out, base, path, "/portgroups"); return true;
+      case kNodeVolume: writeLinks(out, base, path, "/volume"); return true;
       default: return false;
     }
   });

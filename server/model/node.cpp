@@ -111,6 +111,7 @@ bool isSecretKey(std::string_view key) {
 /// Quick pre-check on the serialised text: most documents have no secret-looking key at all
 /// and can be spliced into responses without parsing.
 bool mayContainSecret(const std::string& json) {
+  if (json.size() <= 2) return false;  // "{}" and "[]": the common case on list pages
   const std::string lower = lowerAscii(json);
   for (auto k : kSecretKeys) {
     if (lower.find(k) != std::string::npos) return true;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 
 #include "shared/core/error.h"
@@ -93,4 +94,19 @@ TEST_CASE("pyRepr renders JSON the way Python's repr shows dicts", "[shared][jso
         "{'op': 'remove', 'path': '/extra/foo'}");
   CHECK(pyRepr(nlohmann::json::parse(R"([true,false,null,1,"it's"])")) ==
         "[True, False, None, 1, \"it's\"]");
+}
+
+TEST_CASE("JsonWriter escaping round-trips arbitrary ASCII strings", "[shared][json]") {
+  std::mt19937 rng(42);
+  for (int i = 0; i < 2000; ++i) {
+    std::string s(rng() % 40, ' ');
+    for (auto& c : s) {
+      const unsigned r = rng() % 100;
+      c = r < 10 ? static_cast<char>(rng() % 0x20) : r < 15 ? '"' : r < 20 ? '\\' : static_cast<char>(0x20 + rng() % 95);
+    }
+    std::string out;
+    JsonWriter::escapeTo(out, s);
+    INFO(out);
+    REQUIRE(nlohmann::json::parse(out).get<std::string>() == s);
+  }
 }

@@ -2,11 +2,15 @@
 
 #include <sqlite3.h>
 
+#include <mutex>
+
 namespace kiln::server::sqlite {
 
 Statement::~Statement() {
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
+  if (stmt_) {
+    sqlite3_reset(stmt_);
+    --*active_;
+  }
 }
 
 void Statement::bind(int index, const Value& value) {
@@ -67,6 +71,8 @@ std::string Statement::columnText(int col) const {
 }
 
 Result<std::unique_ptr<Connection>> Connection::open(const std::string& path) {
+  static std::once_flag configured;
+  std::call_once(configured, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
   sqlite3* db = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
@@ -102,7 +108,13 @@ Result<void> Connection::exec(std::string_view sql) {
   return {};
 }
 
-Result<std::unique_ptr<Statement>> Connection::prepare(const std::string& sql) {
+Result<void> Connection::run(const std::string& sql) {
+  auto stmt = KILN_TRY(prepare(sql));
+  KILN_TRY(stmt.step());
+  return {};
+}
+
+Result<Statement> Connection::prepare(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it == cache_.end()) {
     sqlite3_stmt* stmt = nullptr;
@@ -111,8 +123,9 @@ Result<std::unique_ptr<Statement>> Connection::prepare(const std::string& sql) {
       return internalError(std::string("cannot prepare statement: ") + sqlite3_errmsg(db_) +
                            " [" + sql + "]");
     }
-    // Bound the cache: list queries with many filter combinations compile distinct SQL.
-    if (cache_.size() > 512) {
+    // Bound the cache: list queries with many filter combinations compile distinct SQL. Only
+    // prune when no Statement wrapper holds a cached statement.
+    if (cache_.size() > 512 && active_ == 0) {
       for (auto& [s, st] : cache_) {
         sqlite3_finalize(st);
       }
@@ -120,7 +133,7 @@ Result<std::unique_ptr<Statement>> Connection::prepare(const std::string& sql) {
     }
     it = cache_.emplace(sql, stmt).first;
   }
-  return std::make_unique<Statement>(it->second);
+  return Statement(it->second, &active_);
 }
 
 int64_t Connection::lastInsertId() const { return sqlite3_last_insert_rowid(db_); }

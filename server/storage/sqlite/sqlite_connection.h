@@ -19,13 +19,16 @@ struct sqlite3_stmt;
 namespace kiln::server::sqlite {
 
 /// A prepared statement borrowed from a connection's cache. Binds are 1-based. The statement
-/// is reset (bindings cleared) when the wrapper goes out of scope.
+/// is reset when the wrapper goes out of scope (every use binds all its parameters again).
 class Statement {
  public:
-  explicit Statement(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  Statement(sqlite3_stmt* stmt, int* active) : stmt_(stmt), active_(active) { ++*active_; }
   ~Statement();
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
+  Statement(Statement&& other) noexcept : stmt_(other.stmt_), active_(other.active_) {
+    other.stmt_ = nullptr;
+  }
 
   void bind(int index, const Value& value);
   void bindText(int index, std::string_view text);
@@ -43,20 +46,25 @@ class Statement {
 
  private:
   sqlite3_stmt* stmt_;
+  int* active_;  ///< the connection's count of live Statement wrappers
 };
 
 class Connection {
  public:
   /// Opens (creating if needed) the database at `path` (":memory:" allowed), sets WAL mode,
-  /// foreign keys and a busy timeout.
+  /// foreign keys and a busy timeout. The first call also turns off SQLite's global memory
+  /// statistics, whose mutex every allocation would otherwise take.
   static Result<std::unique_ptr<Connection>> open(const std::string& path);
   ~Connection();
 
-  /// Runs one or more statements without results.
+  /// Runs one or more statements without results (compiled each time: migrations, pragmas).
   Result<void> exec(std::string_view sql);
 
+  /// Runs one statement without results through the statement cache (BEGIN, COMMIT, ...).
+  Result<void> run(const std::string& sql);
+
   /// A prepared statement for `sql`, from the cache or freshly compiled.
-  Result<std::unique_ptr<Statement>> prepare(const std::string& sql);
+  Result<Statement> prepare(const std::string& sql);
 
   int64_t lastInsertId() const;
   int changes() const;
@@ -65,6 +73,7 @@ class Connection {
   explicit Connection(sqlite3* db) : db_(db) {}
   sqlite3* db_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  int active_ = 0;  ///< live Statement wrappers; the cache is only pruned when none is
 };
 
 }  // namespace kiln::server::sqlite

@@ -17,35 +17,71 @@ namespace {
 
 const SqlDialect kDialect{};
 
+/// The SQL text of one schema's fixed statements, built once per process.
+struct SchemaSql {
+  std::vector<int> stored;
+  std::vector<std::string> findBy;  ///< per field index
+  std::string insert;
+  std::string update;
+  std::string remove;
+};
+
+SchemaSql buildSchemaSql(const Schema& schema) {
+  SchemaSql q;
+  q.stored = storedFields(schema);
+  const std::string table(schema.table);
+  const std::string select = "SELECT " + selectColumns(schema) + " FROM " + table + " WHERE ";
+  for (size_t i = 0; i < schema.size(); ++i) {
+    q.findBy.push_back(select + std::string(schema[i].name) + " = ? LIMIT 1");
+  }
+  std::string cols, marks, sets;
+  for (size_t k = 1; k < q.stored.size(); ++k) {
+    const std::string name(schema[q.stored[k]].name);
+    cols += (k > 1 ? ", " : "") + name;
+    marks += k > 1 ? ",?" : "?";
+    sets += (k > 1 ? ", " : "") + name + " = ?";
+  }
+  q.insert = "INSERT INTO " + table + " (" + cols + ") VALUES (" + marks + ")";
+  q.update = "UPDATE " + table + " SET " + sets + " WHERE id = ?";
+  q.remove = "DELETE FROM " + table + " WHERE id = ?";
+  return q;
+}
+
+const SchemaSql& schemaSql(Resource resource) {
+  static const std::array<SchemaSql, 5> all = {
+      buildSchemaSql(schemaOf(Resource::Node)), buildSchemaSql(schemaOf(Resource::Port)),
+      buildSchemaSql(schemaOf(Resource::Portgroup)), buildSchemaSql(schemaOf(Resource::Chassis)),
+      buildSchemaSql(schemaOf(Resource::DeployTemplate))};
+  return all[static_cast<size_t>(resource)];
+}
+
 /// A schema-driven store over one table.
 class SqliteRecordStore final : public RecordStore {
  public:
-  SqliteRecordStore(Connection& conn, const Schema& schema)
-      : conn_(conn), schema_(schema), stored_(storedFields(schema)) {}
+  SqliteRecordStore(Connection& conn, Resource resource)
+      : conn_(conn), schema_(schemaOf(resource)), sql_(schemaSql(resource)), stored_(sql_.stored) {}
 
   const Schema& schema() const override { return schema_; }
 
   Result<std::optional<Record>> findBy(int field, const Value& value) override {
-    const std::string sql = "SELECT " + selectColumns(schema_) + " FROM " +
-                            std::string(schema_.table) + " WHERE " +
-                            std::string(schema_[field].name) + " = ? LIMIT 1";
-    auto stmt = KILN_TRY(conn_.prepare(sql));
-    stmt->bind(1, value);
-    if (!KILN_TRY(stmt->step())) {
+    auto stmt = KILN_TRY(conn_.prepare(sql_.findBy[static_cast<size_t>(field)]));
+    stmt.bind(1, value);
+    if (!KILN_TRY(stmt.step())) {
       return std::optional<Record>();
     }
-    return std::optional<Record>(readRow(*stmt));
+    return std::optional<Record>(readRow(stmt));
   }
 
   Result<std::vector<Record>> list(const ListQuery& query) override {
     const SqlQuery q = buildListQuery(schema_, query, kDialect);
     auto stmt = KILN_TRY(conn_.prepare(q.sql));
     for (size_t i = 0; i < q.binds.size(); ++i) {
-      stmt->bind(static_cast<int>(i + 1), q.binds[i]);
+      stmt.bind(static_cast<int>(i + 1), q.binds[i]);
     }
     std::vector<Record> out;
-    while (KILN_TRY(stmt->step())) {
-      out.push_back(readRow(*stmt));
+    out.reserve(query.limit > 0 ? static_cast<size_t>(std::min(query.limit, 1000)) : 16);
+    while (KILN_TRY(stmt.step())) {
+      out.push_back(readRow(stmt));
     }
     return out;
   }
@@ -54,44 +90,30 @@ class SqliteRecordStore final : public RecordStore {
     const SqlQuery q = buildCountQuery(schema_, filters, kDialect);
     auto stmt = KILN_TRY(conn_.prepare(q.sql));
     for (size_t i = 0; i < q.binds.size(); ++i) {
-      stmt->bind(static_cast<int>(i + 1), q.binds[i]);
+      stmt.bind(static_cast<int>(i + 1), q.binds[i]);
     }
-    KILN_TRY(stmt->step());
-    return stmt->columnInt(0);
+    KILN_TRY(stmt.step());
+    return stmt.columnInt(0);
   }
 
   Result<Record> insert(const Record& record) override {
-    std::string cols;
-    std::string marks;
+    auto stmt = KILN_TRY(conn_.prepare(sql_.insert));
     for (size_t k = 1; k < stored_.size(); ++k) {
-      cols += (k > 1 ? ", " : "") + std::string(schema_[stored_[k]].name);
-      marks += k > 1 ? ",?" : "?";
+      stmt.bind(static_cast<int>(k), record[stored_[k]]);
     }
-    const std::string sql =
-        "INSERT INTO " + std::string(schema_.table) + " (" + cols + ") VALUES (" + marks + ")";
-    auto stmt = KILN_TRY(conn_.prepare(sql));
-    for (size_t k = 1; k < stored_.size(); ++k) {
-      stmt->bind(static_cast<int>(k), record[stored_[k]]);
-    }
-    KILN_TRY(stmt->step());
+    KILN_TRY(stmt.step());
     Record out = record;
     out[0] = Value::integer(conn_.lastInsertId());
     return out;
   }
 
   Result<void> update(const Record& record) override {
-    std::string sets;
+    auto stmt = KILN_TRY(conn_.prepare(sql_.update));
     for (size_t k = 1; k < stored_.size(); ++k) {
-      sets += (k > 1 ? ", " : "") + std::string(schema_[stored_[k]].name) + " = ?";
+      stmt.bind(static_cast<int>(k), record[stored_[k]]);
     }
-    const std::string sql = "UPDATE " + std::string(schema_.table) + " SET " + sets +
-                            " WHERE id = ?";
-    auto stmt = KILN_TRY(conn_.prepare(sql));
-    for (size_t k = 1; k < stored_.size(); ++k) {
-      stmt->bind(static_cast<int>(k), record[stored_[k]]);
-    }
-    stmt->bindInt(static_cast<int>(stored_.size()), record.id());
-    KILN_TRY(stmt->step());
+    stmt.bindInt(static_cast<int>(stored_.size()), record.id());
+    KILN_TRY(stmt.step());
     if (conn_.changes() == 0) {
       return notFound(std::string(schema_.resource) + " " + record.uuid() +
                       " could not be found.");
@@ -100,10 +122,9 @@ class SqliteRecordStore final : public RecordStore {
   }
 
   Result<void> remove(int64_t id) override {
-    auto stmt =
-        KILN_TRY(conn_.prepare("DELETE FROM " + std::string(schema_.table) + " WHERE id = ?"));
-    stmt->bindInt(1, id);
-    KILN_TRY(stmt->step());
+    auto stmt = KILN_TRY(conn_.prepare(sql_.remove));
+    stmt.bindInt(1, id);
+    KILN_TRY(stmt.step());
     if (conn_.changes() == 0) {
       return notFound(std::string(schema_.resource) + " could not be found.");
     }
@@ -113,8 +134,8 @@ class SqliteRecordStore final : public RecordStore {
   Result<int64_t> removeWhere(int field, const Value& value) override {
     auto stmt = KILN_TRY(conn_.prepare("DELETE FROM " + std::string(schema_.table) + " WHERE " +
                                        std::string(schema_[field].name) + " = ?"));
-    stmt->bind(1, value);
-    KILN_TRY(stmt->step());
+    stmt.bind(1, value);
+    KILN_TRY(stmt.step());
     return conn_.changes();
   }
 
@@ -129,7 +150,8 @@ class SqliteRecordStore final : public RecordStore {
 
   Connection& conn_;
   const Schema& schema_;
-  std::vector<int> stored_;
+  const SchemaSql& sql_;
+  const std::vector<int>& stored_;
 };
 
 class SqliteTraitStore final : public TraitStore {
@@ -139,10 +161,10 @@ class SqliteTraitStore final : public TraitStore {
   Result<std::vector<std::string>> get(int64_t nodeId) override {
     auto stmt =
         KILN_TRY(conn_.prepare("SELECT trait FROM node_traits WHERE node_id = ? ORDER BY trait"));
-    stmt->bindInt(1, nodeId);
+    stmt.bindInt(1, nodeId);
     std::vector<std::string> out;
-    while (KILN_TRY(stmt->step())) {
-      out.push_back(stmt->columnText(0));
+    while (KILN_TRY(stmt.step())) {
+      out.push_back(stmt.columnText(0));
     }
     return out;
   }
@@ -158,15 +180,15 @@ class SqliteTraitStore final : public TraitStore {
     auto stmt = KILN_TRY(conn_.prepare(
         "SELECT node_id, trait FROM node_traits WHERE node_id BETWEEN ? AND ? "
         "ORDER BY node_id, trait"));
-    stmt->bindInt(1, *lo);
-    stmt->bindInt(2, *hi);
+    stmt.bindInt(1, *lo);
+    stmt.bindInt(2, *hi);
     for (int64_t id : nodeIds) {
       out[id];
     }
-    while (KILN_TRY(stmt->step())) {
-      auto it = out.find(stmt->columnInt(0));
+    while (KILN_TRY(stmt.step())) {
+      auto it = out.find(stmt.columnInt(0));
       if (it != out.end()) {
-        it->second.push_back(stmt->columnText(1));
+        it->second.push_back(stmt.columnText(1));
       }
     }
     return out;
@@ -183,24 +205,24 @@ class SqliteTraitStore final : public TraitStore {
   Result<void> add(int64_t nodeId, const std::string& trait) override {
     auto stmt = KILN_TRY(
         conn_.prepare("INSERT OR IGNORE INTO node_traits (node_id, trait) VALUES (?, ?)"));
-    stmt->bindInt(1, nodeId);
-    stmt->bindText(2, trait);
-    KILN_TRY(stmt->step());
+    stmt.bindInt(1, nodeId);
+    stmt.bindText(2, trait);
+    KILN_TRY(stmt.step());
     return {};
   }
 
   Result<bool> remove(int64_t nodeId, const std::string& trait) override {
     auto stmt = KILN_TRY(conn_.prepare("DELETE FROM node_traits WHERE node_id = ? AND trait = ?"));
-    stmt->bindInt(1, nodeId);
-    stmt->bindText(2, trait);
-    KILN_TRY(stmt->step());
+    stmt.bindInt(1, nodeId);
+    stmt.bindText(2, trait);
+    KILN_TRY(stmt.step());
     return conn_.changes() > 0;
   }
 
   Result<void> clear(int64_t nodeId) override {
     auto stmt = KILN_TRY(conn_.prepare("DELETE FROM node_traits WHERE node_id = ?"));
-    stmt->bindInt(1, nodeId);
-    KILN_TRY(stmt->step());
+    stmt.bindInt(1, nodeId);
+    KILN_TRY(stmt.step());
     return {};
   }
 
@@ -216,16 +238,16 @@ class SqliteTransaction final : public Transaction {
         conn_(std::move(conn)),
         memoryLock_(std::move(memoryLock)),
         writeLock_(std::move(writeLock)),
-        stores_{SqliteRecordStore(*conn_, schemaOf(Resource::Node)),
-                SqliteRecordStore(*conn_, schemaOf(Resource::Port)),
-                SqliteRecordStore(*conn_, schemaOf(Resource::Portgroup)),
-                SqliteRecordStore(*conn_, schemaOf(Resource::Chassis)),
-                SqliteRecordStore(*conn_, schemaOf(Resource::DeployTemplate))},
+        stores_{SqliteRecordStore(*conn_, Resource::Node),
+                SqliteRecordStore(*conn_, Resource::Port),
+                SqliteRecordStore(*conn_, Resource::Portgroup),
+                SqliteRecordStore(*conn_, Resource::Chassis),
+                SqliteRecordStore(*conn_, Resource::DeployTemplate)},
         traits_(*conn_) {}
 
   ~SqliteTransaction() override {
     if (!done_) {
-      (void)conn_->exec("ROLLBACK");
+      (void)conn_->run("ROLLBACK");
       finish();
     }
   }
@@ -236,7 +258,7 @@ class SqliteTransaction final : public Transaction {
   TraitStore& traits() override { return traits_; }
 
   Result<void> commit() override {
-    KILN_TRY_VOID(conn_->exec("COMMIT"));
+    KILN_TRY_VOID(conn_->run("COMMIT"));
     done_ = true;
     // Hand the connection and the locks back now: a committed transaction object may outlive
     // its use, and another transaction on the same thread must not wait for it.
@@ -273,10 +295,12 @@ Result<std::unique_ptr<SqliteStorage>> SqliteStorage::open(const std::string& pa
 
 Result<void> SqliteStorage::migrate(Connection& conn) {
   KILN_TRY_VOID(conn.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"));
-  auto stmt = KILN_TRY(conn.prepare("SELECT COALESCE(MAX(version), 0) FROM schema_version"));
-  KILN_TRY(stmt->step());
-  int current = static_cast<int>(stmt->columnInt(0));
-  stmt.reset();
+  int current = 0;
+  {
+    auto stmt = KILN_TRY(conn.prepare("SELECT COALESCE(MAX(version), 0) FROM schema_version"));
+    KILN_TRY(stmt.step());
+    current = static_cast<int>(stmt.columnInt(0));
+  }
   const auto migrations = sqliteMigrations();
   for (size_t i = static_cast<size_t>(current); i < migrations.size(); ++i) {
     KILN_TRY_VOID(conn.exec("BEGIN IMMEDIATE"));
@@ -336,7 +360,7 @@ Result<TransactionPtr> SqliteStorage::begin(Mode mode) {
   if (!conn) {
     return fail(ErrorCode::Unavailable, "cannot open a database connection");
   }
-  auto begun = conn->exec(mode == Mode::Write ? "BEGIN IMMEDIATE" : "BEGIN");
+  auto begun = conn->run(mode == Mode::Write ? "BEGIN IMMEDIATE" : "BEGIN");
   if (!begun) {
     release(std::move(conn));
     return std::unexpected(begun.error());
