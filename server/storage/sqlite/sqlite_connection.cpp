@@ -83,7 +83,7 @@ Result<std::unique_ptr<Connection>> Connection::open(const std::string& path) {
   std::unique_ptr<Connection> conn(new Connection(db));
   sqlite3_busy_timeout(db, 10000);
   KILN_TRY_VOID(conn->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                           "PRAGMA foreign_keys=ON;"));
+                           "PRAGMA foreign_keys=ON; PRAGMA cache_size=-1024;"));
   return conn;
 }
 
