@@ -187,7 +187,7 @@ ApiResponse ApiService::handle(const ApiRequest& request) {
 ApiResponse ApiService::dispatch(const ApiRequest& request) {
   const std::vector<std::string> segments = normalizePath(request.path);
   const bool isRoot = segments.empty();
-  Router::Match match = isRoot ? router_.match(request.method, {}) : router_.match(request.method, segments);
+  Router::Match match = router_.match(request.method, segments);
   const bool isPublic = (match.route && match.route->isPublic) || isPublicHeartbeatPath(request.path);
 
   // 1. Authentication (the http_basic middleware sits in front of the app).

@@ -183,12 +183,7 @@ Result<ApiResponse> CatalogHandlers::chassisList(RequestContext& ctx, bool detai
 Result<ApiResponse> CatalogHandlers::showChassis(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
     Record c = KILN_TRY(findChassis(tx, ctx.param(0)));
-    FieldMask mask = visibleFields(chassisSchema(), ctx.version);
-    if (auto fields = ctx.request.param("fields")) {
-      KILN_TRY_VOID(requireVersion(ctx, 8));
-      mask = KILN_TRY(selectFields(chassisSchema(), ctx.version, splitCommaList(*fields)));
-      mask.set(kChassisLinks);
-    }
+    const FieldMask mask = KILN_TRY(showFields(ctx, chassisSchema()));
     JsonWriter w;
     renderChassis(w, ctx, c, mask);
     return jsonResponse(200, w.take());
@@ -198,13 +193,7 @@ Result<ApiResponse> CatalogHandlers::showChassis(RequestContext& ctx) {
 Result<ApiResponse> CatalogHandlers::createChassis(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
   Record c = KILN_TRY(recordFromBody(chassisSchema(), body, ctx.version, {}, "chassis"));
-  if (c[kChassisUuid].isNull()) {
-    c.setText(kChassisUuid, generateUuid());
-  } else if (!isUuidLike(c.str(kChassisUuid))) {
-    return invalid("Expected UUID for uuid: " + c.str(kChassisUuid));
-  } else {
-    c.setText(kChassisUuid, normalizeUuid(c.str(kChassisUuid)));
-  }
+  KILN_TRY_VOID(assignUuid(c));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     c.setText(kChassisCreatedAt, timestamp(deps_));
     auto inserted = tx.chassis().insert(c);

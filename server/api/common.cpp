@@ -204,6 +204,27 @@ Result<Record> patchRecord(const Schema& schema, const Record& record, const Pat
   return out;
 }
 
+Result<FieldMask> showFields(const RequestContext& ctx, const Schema& schema) {
+  auto fields = ctx.request.param("fields");
+  if (!fields) return visibleFields(schema, ctx.version);
+  KILN_TRY_VOID(requireVersion(ctx, 8));
+  FieldMask mask = KILN_TRY(selectFields(schema, ctx.version, splitCommaList(*fields)));
+  if (const int links = schema.indexOf("links"); links >= 0) mask.set(static_cast<size_t>(links));
+  return mask;
+}
+
+Result<void> assignUuid(Record& record) {
+  constexpr size_t kUuid = 1;  // field 1 of every schema
+  if (record[kUuid].isNull()) {
+    record.setText(kUuid, generateUuid());
+  } else if (!isUuidLike(record.str(kUuid))) {
+    return invalid("Expected UUID for uuid: " + record.str(kUuid));
+  } else {
+    record.setText(kUuid, normalizeUuid(record.str(kUuid)));
+  }
+  return {};
+}
+
 bool patchTouches(const Patch& patch, std::string_view name) {
   for (const auto& op : patch.ops) {
     if (op.tokens.front() == name) return true;

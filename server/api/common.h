@@ -91,6 +91,14 @@ Result<Record> recordFromBody(const Schema& schema, const Json& body, int versio
 Result<Record> patchRecord(const Schema& schema, const Record& record, const Patch& patch,
                            int version);
 
+/// The fields a single-resource GET renders: everything visible at the version, or the
+/// `fields=` selection (1.8+) plus the links.
+Result<FieldMask> showFields(const RequestContext& ctx, const Schema& schema);
+
+/// Gives a new record its UUID: a fresh one when the client sent none, otherwise the client's,
+/// checked ("Expected UUID for uuid: x") and lowercased.
+Result<void> assignUuid(Record& record);
+
 /// True if the patch touches the root field `name` (any op on /name or below it).
 bool patchTouches(const Patch& patch, std::string_view name);
 

@@ -80,11 +80,7 @@ Result<ApiResponse> DeployTemplateHandlers::list(RequestContext& ctx) {
 Result<ApiResponse> DeployTemplateHandlers::show(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
     Record t = KILN_TRY(findTemplate(tx, ctx.param(0)));
-    FieldMask mask = visibleFields(schema(), ctx.version);
-    if (auto fields = ctx.request.param("fields")) {
-      mask = KILN_TRY(selectFields(schema(), ctx.version, splitCommaList(*fields)));
-      mask.set(kDtLinks);
-    }
+    const FieldMask mask = KILN_TRY(showFields(ctx, schema()));
     JsonWriter w;
     renderTemplate(w, ctx, t, mask);
     return jsonResponse(200, w.take());
@@ -98,13 +94,7 @@ Result<ApiResponse> DeployTemplateHandlers::create(RequestContext& ctx) {
     body["steps"] = KILN_TRY(validateTemplateSteps(body["steps"], "template"));
   }
   Record t = KILN_TRY(recordFromBody(schema(), body, ctx.version, {"name", "steps"}, "template"));
-  if (t[kDtUuid].isNull()) {
-    t.setText(kDtUuid, generateUuid());
-  } else if (!isUuidLike(t.str(kDtUuid))) {
-    return invalid("Expected UUID for uuid: " + t.str(kDtUuid));
-  } else {
-    t.setText(kDtUuid, normalizeUuid(t.str(kDtUuid)));
-  }
+  KILN_TRY_VOID(assignUuid(t));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     t.setText(kDtCreatedAt, timestamp(deps_));
     auto inserted = tx.deployTemplates().insert(t);

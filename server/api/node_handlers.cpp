@@ -17,8 +17,8 @@ namespace {
 
 using Mode = Storage::Mode;
 
-const ListOptions& nodeListOptions(bool detailPath, int maxLimit) {
-  static thread_local ListOptions opts;
+ListOptions nodeListOptions(bool detailPath, int maxLimit) {
+  ListOptions opts;
   opts.collection = "nodes";
   opts.invalidSortKeys = {"properties", "driver_info", "extra", "instance_info",
                           "driver_internal_info", "clean_step", "deploy_step", "raid_config",
@@ -248,12 +248,7 @@ Result<ApiResponse> NodeHandlers::listNodes(RequestContext& ctx, bool detailPath
 Result<ApiResponse> NodeHandlers::show(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
     Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
-    FieldMask mask = nodeDetailMask(ctx.version);
-    if (auto fields = ctx.request.param("fields")) {
-      KILN_TRY_VOID(requireVersion(ctx, 8));
-      mask = KILN_TRY(selectFields(nodeSchema(), ctx.version, splitCommaList(*fields)));
-      mask.set(kNodeLinks);
-    }
+    const FieldMask mask = KILN_TRY(showFields(ctx, nodeSchema()));
     std::vector<std::string> traits;
     if (mask.test(kNodeTraits)) traits = KILN_TRY(tx.traits().get(node.id()));
     JsonWriter w;
@@ -317,11 +312,7 @@ Result<void> NodeHandlers::checkCommonFields(Transaction& tx, Record& node, cons
 Result<ApiResponse> NodeHandlers::create(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
   Record node = KILN_TRY(recordFromBody(nodeSchema(), body, ctx.version, {"driver"}, "node"));
-  if (node[kNodeUuid].isNull()) {
-    node.setText(kNodeUuid, generateUuid());
-  } else {
-    KILN_TRY_VOID(requireUuidField(node, kNodeUuid, "uuid"));
-  }
+  KILN_TRY_VOID(assignUuid(node));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     node.setText(kNodeProvisionState,
                  std::string(ctx.atLeast(11) ? state::kEnroll : state::kAvailable));

@@ -117,17 +117,6 @@ Result<Record> findPortgroup(Transaction& tx, const std::string& ident) {
   return std::move(*found);
 }
 
-Result<void> setUuid(Record& r, size_t field) {
-  if (r[field].isNull()) {
-    r.setText(field, generateUuid());
-  } else if (!isUuidLike(r.str(field))) {
-    return invalid("Expected UUID for uuid: " + r.str(field));
-  } else {
-    r.setText(field, normalizeUuid(r.str(field)));
-  }
-  return {};
-}
-
 }  // namespace
 
 Result<std::string> normalizeMac(std::string_view mac, std::string_view field) {
@@ -198,12 +187,7 @@ Result<ApiResponse> PortHandlers::listPorts(RequestContext& ctx, bool detailPath
 Result<ApiResponse> PortHandlers::show(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
     Record port = KILN_TRY(findPort(tx, ctx.param(0)));
-    FieldMask mask = visibleFields(portSchema(), ctx.version);
-    if (auto fields = ctx.request.param("fields")) {
-      KILN_TRY_VOID(requireVersion(ctx, 8));
-      mask = KILN_TRY(selectFields(portSchema(), ctx.version, splitCommaList(*fields)));
-      mask.set(kPortLinks);
-    }
+    const FieldMask mask = KILN_TRY(showFields(ctx, portSchema()));
     JsonWriter w;
     renderPort(w, ctx, port, mask);
     return jsonResponse(200, w.take());
@@ -250,7 +234,7 @@ Result<void> PortHandlers::validatePort(Transaction& tx, Record& port) {
 Result<ApiResponse> PortHandlers::create(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
   Record port = KILN_TRY(recordFromBody(portSchema(), body, ctx.version, {"address", "node_uuid"}, "port"));
-  KILN_TRY_VOID(setUuid(port, kPortUuid));
+  KILN_TRY_VOID(assignUuid(port));
   // Defaults Ironic applies when the body leaves them out.
   if (!body.contains("pxe_enabled") || body["pxe_enabled"].is_null()) port.setBool(kPortPxeEnabled, true);
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
@@ -332,11 +316,7 @@ Result<ApiResponse> PortHandlers::listGroups(RequestContext& ctx, bool detailPat
 Result<ApiResponse> PortHandlers::showPortgroup(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
     Record pg = KILN_TRY(findPortgroup(tx, ctx.param(0)));
-    FieldMask mask = visibleFields(pgSchema(), ctx.version);
-    if (auto fields = ctx.request.param("fields")) {
-      mask = KILN_TRY(selectFields(pgSchema(), ctx.version, splitCommaList(*fields)));
-      mask.set(kPgLinks);
-    }
+    const FieldMask mask = KILN_TRY(showFields(ctx, pgSchema()));
     JsonWriter w;
     renderPortgroup(w, ctx, pg, mask);
     return jsonResponse(200, w.take());
@@ -364,7 +344,7 @@ Result<void> PortHandlers::validatePortgroup(Transaction& tx, Record& pg, bool c
 Result<ApiResponse> PortHandlers::createPortgroup(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
   Record pg = KILN_TRY(recordFromBody(pgSchema(), body, ctx.version, {"node_uuid"}, "portgroup"));
-  KILN_TRY_VOID(setUuid(pg, kPgUuid));
+  KILN_TRY_VOID(assignUuid(pg));
   if (!body.contains("standalone_ports_supported") || body["standalone_ports_supported"].is_null()) {
     pg.setBool(kPgStandalonePortsSupported, true);
   }
