@@ -7,6 +7,7 @@ set -eu
 PACKAGES="
   build-essential cmake ninja-build pkg-config ccache git
   libpistache-dev nlohmann-json3-dev libsqlite3-dev libinih-dev libssl-dev libcrypt-dev
+  libboost-dev ipmitool
   catch2
   sqlite3 curl ca-certificates
   python3 python3-ironicclient python3-openstackclient python3-os-traits

@@ -4,6 +4,10 @@
 
 namespace kiln {
 
+void SystemClock::sleepFor(std::chrono::milliseconds duration) const {
+  std::this_thread::sleep_for(duration);
+}
+
 std::string formatIsoTime(std::chrono::system_clock::time_point tp) {
   std::time_t t = std::chrono::system_clock::to_time_t(tp);
   std::tm tm{};

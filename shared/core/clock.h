@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace kiln {
 
@@ -17,6 +18,9 @@ class Clock {
   virtual std::chrono::system_clock::time_point now() const = 0;
   /// Monotonic time, used for timeouts and durations.
   virtual std::chrono::steady_clock::time_point monotonic() const = 0;
+  /// Waits (real time for SystemClock; a FakeClock advances itself and returns at once). Used
+  /// by driver code that polls hardware, never to synchronise threads.
+  virtual void sleepFor(std::chrono::milliseconds duration) const = 0;
 };
 
 /// The real clock.
@@ -28,6 +32,7 @@ class SystemClock final : public Clock {
   std::chrono::steady_clock::time_point monotonic() const override {
     return std::chrono::steady_clock::now();
   }
+  void sleepFor(std::chrono::milliseconds duration) const override;
 };
 
 /// Formats a time point the way Ironic does: "2024-05-01T10:00:00+00:00" (UTC, seconds).

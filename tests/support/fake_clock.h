@@ -22,6 +22,10 @@ class FakeClock final : public Clock {
   std::chrono::steady_clock::time_point monotonic() const override {
     return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(mono_.load()));
   }
+  /// Sleeping on a fake clock just moves it forward.
+  void sleepFor(std::chrono::milliseconds duration) const override {
+    const_cast<FakeClock*>(this)->advance(duration);
+  }
   void advance(std::chrono::nanoseconds d) {
     wall_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(d).count();
     mono_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(d).count();

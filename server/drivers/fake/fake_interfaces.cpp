@@ -1,0 +1,211 @@
+#include "server/drivers/fake/fake_interfaces.h"
+
+#include "server/model/node.h"
+#include "server/model/provision_state.h"
+#include "shared/json/json_util.h"
+#include "shared/raid/raid_config.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+
+StepHandler noop() {
+  return [](TaskContext&, const json&) -> Result<StepResult> { return StepResult::Done; };
+}
+
+class FakePower final : public PowerInterface {
+ public:
+  std::string_view name() const override { return "fake"; }
+  Result<std::string> getPowerState(TaskContext& task) override {
+    // The node record is the fake machine: its power state is whatever was last set.
+    const auto state = task.node.optStr(kNodePowerState);
+    return state ? *state : std::string(state::kPowerOff);
+  }
+  Result<void> setPowerState(TaskContext& task, std::string_view target,
+                             std::chrono::seconds) override {
+    task.node.setText(kNodePowerState,
+                      std::string(target == "power on" ? state::kPowerOn : state::kPowerOff));
+    return {};
+  }
+  Result<void> reboot(TaskContext& task, bool, std::chrono::seconds) override {
+    task.node.setText(kNodePowerState, std::string(state::kPowerOn));
+    return {};
+  }
+  std::vector<std::string> supportedPowerStates() const override {
+    return {"power on", "power off", "rebooting", "soft power off", "soft rebooting"};
+  }
+};
+
+class FakeManagement final : public ManagementInterface {
+ public:
+  std::string_view name() const override { return "fake"; }
+  Result<BootDevice> getBootDevice(TaskContext& task) override {
+    const auto& info = task.internalInfo;
+    BootDevice d{info.value("fake_boot_device", "disk"), info.value("fake_boot_persistent", false)};
+    return d;
+  }
+  Result<void> setBootDevice(TaskContext& task, std::string_view device, bool persistent) override {
+    task.internalInfo["fake_boot_device"] = std::string(device);
+    task.internalInfo["fake_boot_persistent"] = persistent;
+    return {};
+  }
+  std::vector<std::string> supportedBootDevices(const TaskContext&) const override {
+    return {"pxe", "disk", "cdrom", "bios", "safe"};
+  }
+};
+
+class FakeBoot final : public BootInterface {
+ public:
+  std::string_view name() const override { return "fake"; }
+  Result<void> prepareRamdisk(TaskContext&) override { return {}; }
+  Result<void> cleanUpRamdisk(TaskContext&) override { return {}; }
+  Result<void> prepareInstance(TaskContext&) override { return {}; }
+  Result<void> cleanUpInstance(TaskContext&) override { return {}; }
+};
+
+class FakeDeploy final : public DeployInterface {
+ public:
+  FakeDeploy() {
+    steps_ = coreDeploySteps();
+    for (auto& s : steps_) {
+      s.handler = noop();
+      if (s.name == "boot_instance") {
+        s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+          KILN_TRY_VOID(task.driver->power->setPowerState(task, "power on", std::chrono::seconds(30)));
+          return StepResult::Done;
+        };
+      } else if (s.name == "tear_down_agent") {
+        s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+          KILN_TRY_VOID(task.driver->power->setPowerState(task, "power off", std::chrono::seconds(30)));
+          return StepResult::Done;
+        };
+      }
+    }
+    // The generic clean steps, run out-of-band on fake hardware.
+    steps_.push_back({"deploy", "erase_devices_metadata", 99, -1, true, false, {}, noop()});
+    steps_.push_back({"deploy", "erase_devices", 10, -1, true, false, {}, noop()});
+  }
+  std::string_view name() const override { return "fake"; }
+  std::span<const StepDefinition> steps() const override { return steps_; }
+  Result<StepResult> prepareCleaning(TaskContext&) override { return StepResult::Done; }
+  Result<void> tearDownCleaning(TaskContext&) override { return {}; }
+  Result<void> tearDown(TaskContext& task) override {
+    return task.driver->power->setPowerState(task, "power off", std::chrono::seconds(30));
+  }
+
+ private:
+  std::vector<StepDefinition> steps_;
+};
+
+class FakeInspect final : public InspectInterface {
+ public:
+  std::string_view name() const override { return "fake"; }
+  Result<StepResult> inspectHardware(TaskContext&) override { return StepResult::Done; }
+};
+
+}  // namespace
+
+std::vector<StepDefinition> coreDeploySteps() {
+  return {
+      {"deploy", "deploy", -1, 100, false, false, {}, {}},
+      {"deploy", "write_image", -1, 80, false, false, {}, {}},
+      {"deploy", "prepare_instance_boot", -1, 60, false, false, {}, {}},
+      {"deploy", "tear_down_agent", -1, 40, false, false, {}, {}},
+      {"deploy", "switch_to_tenant_network", -1, 30, false, false, {}, {}},
+      {"deploy", "boot_instance", -1, 20, false, false, {}, {}},
+  };
+}
+
+std::vector<StepDefinition> raidSteps(bool handlers) {
+  std::vector<StepDefinition> steps = {
+      {"raid", "create_configuration", 0, -1, true, !handlers,
+       {{"create_root_volume",
+         "Set to true (the default) to create the root volume of the node's target_raid_config; "
+         "false leaves it out.", false},
+        {"create_nonroot_volumes",
+         "Set to true (the default) to create the non-root volumes of target_raid_config; false "
+         "leaves them out.", false},
+        {"delete_existing", "Delete the existing configuration first (default true).", false}},
+       {}},
+      {"raid", "delete_configuration", 0, -1, true, !handlers, {}, {}},
+      {"raid", "apply_configuration", -1, 0, false, !handlers,
+       {{"raid_config", "The RAID configuration to apply (target_raid_config format).", true},
+        {"delete_existing", "Delete the existing configuration first (default true).", false}},
+       {}},
+  };
+  if (!handlers) return steps;
+  steps[0].handler = [](TaskContext& task, const json& args) -> Result<StepResult> {
+    auto target = parseJson(task.node.str(kNodeTargetRaidConfig));
+    if (!target || !target->is_object() || target->empty()) {
+      return invalid("Node " + task.uuid() + " has no target_raid_config to create.");
+    }
+    json config = *target;
+    const bool root = args.value("create_root_volume", true);
+    const bool nonroot = args.value("create_nonroot_volumes", true);
+    json disks = json::array();
+    for (const auto& d : config["logical_disks"]) {
+      const bool isRoot = d.value("is_root_volume", false);
+      if ((isRoot && root) || (!isRoot && nonroot)) disks.push_back(d);
+    }
+    config["logical_disks"] = disks;
+    task.node.setText(kNodeRaidConfig, dumpJson(config));
+    return StepResult::Done;
+  };
+  steps[1].handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+    task.node.setText(kNodeRaidConfig, "{}");
+    return StepResult::Done;
+  };
+  steps[2].handler = [](TaskContext& task, const json& args) -> Result<StepResult> {
+    KILN_TRY(parseRaidConfig(args.at("raid_config")));
+    task.node.setText(kNodeRaidConfig, dumpJson(args.at("raid_config")));
+    return StepResult::Done;
+  };
+  return steps;
+}
+
+std::vector<StepDefinition> biosSteps() {
+  std::vector<StepDefinition> steps = {
+      {"bios", "apply_configuration", 0, 0, false, false,
+       {{"settings",
+         "A list of BIOS settings to apply, each {\"name\": ..., \"value\": ...}.", true}},
+       {}},
+      {"bios", "factory_reset", 0, 0, false, false, {}, {}},
+  };
+  steps[0].handler = [](TaskContext& task, const json& args) -> Result<StepResult> {
+    const json& settings = args.at("settings");
+    if (!settings.is_array()) return invalid("bios.apply_configuration: settings must be a list");
+    json& current = task.internalInfo["fake_bios_settings"];
+    if (!current.is_object()) current = json::object();
+    for (const auto& s : settings) {
+      if (!s.is_object() || !s.contains("name") || !s["name"].is_string() || !s.contains("value")) {
+        return invalid("bios.apply_configuration: each setting needs a string name and a value");
+      }
+      current[s["name"].get<std::string>()] = s["value"];
+    }
+    return StepResult::Done;
+  };
+  steps[1].handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+    task.internalInfo.erase("fake_bios_settings");
+    return StepResult::Done;
+  };
+  return steps;
+}
+
+std::vector<std::unique_ptr<HardwareInterface>> makeFakeInterfaces() {
+  std::vector<std::unique_ptr<HardwareInterface>> out;
+  out.push_back(std::make_unique<FakePower>());
+  out.push_back(std::make_unique<FakeManagement>());
+  out.push_back(std::make_unique<FakeBoot>());
+  out.push_back(std::make_unique<FakeDeploy>());
+  out.push_back(std::make_unique<FakeInspect>());
+  out.push_back(std::make_unique<GenericInterface>(InterfaceType::Raid, "fake", false, raidSteps(true)));
+  out.push_back(std::make_unique<GenericInterface>(InterfaceType::Bios, "fake", false, biosSteps()));
+  for (auto t : {InterfaceType::Console, InterfaceType::Rescue, InterfaceType::Storage,
+                 InterfaceType::Vendor}) {
+    out.push_back(std::make_unique<GenericInterface>(t, "fake", false));
+  }
+  return out;
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,202 @@
+// File: server/drivers/interfaces.h
+//
+// The behaviour behind the driver composition spec's interface names. Each implementation
+// ("ipmitool" power, "fake" raid, ...) is one object, created once at start-up and shared by
+// every node that names it (the spec: "interface implementations themselves will stay
+// singletons"); per-node state lives in the TaskContext the conductor passes in.
+//
+// Steps (deployment steps framework, manual cleaning spec): every implementation declares its
+// clean and deploy steps in one table (house-style rule 8), returned by steps().
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/config.h"
+#include "server/drivers/hardware_types.h"
+#include "server/drivers/interface_types.h"
+#include "server/model/record.h"
+#include "shared/core/clock.h"
+#include "shared/core/error.h"
+#include "shared/core/log.h"
+
+namespace kiln::server {
+
+class PowerInterface;
+class ManagementInterface;
+class BootInterface;
+class DeployInterface;
+class InspectInterface;
+class HardwareInterface;
+
+/// The implementations a node uses, one per interface type (resolved from its *_interface
+/// fields). Pointers are never null for an enabled hardware type.
+struct NodeDriver {
+  std::array<HardwareInterface*, kInterfaceCount> byType{};
+  PowerInterface* power = nullptr;
+  ManagementInterface* management = nullptr;
+  BootInterface* boot = nullptr;
+  DeployInterface* deploy = nullptr;
+  InspectInterface* inspect = nullptr;
+
+  HardwareInterface* get(InterfaceType t) const { return byType[static_cast<size_t>(t)]; }
+};
+
+/// What an implementation sees of the node it works on. The conductor loads it, runs one
+/// action or step, and persists `node` (with the three JSON documents written back) afterwards.
+/// Not thread-safe: one task per node at a time (the node's reservation).
+struct TaskContext {
+  Record node;
+  nlohmann::json driverInfo = nlohmann::json::object();
+  nlohmann::json instanceInfo = nlohmann::json::object();
+  nlohmann::json internalInfo = nlohmann::json::object();  ///< driver_internal_info
+  std::vector<std::string> traits;
+  std::vector<Record> ports;
+  const NodeDriver* driver = nullptr;
+  const Config* config = nullptr;
+  const Clock* clock = nullptr;
+  Logger log{"task"};
+
+  const std::string& uuid() const { return node.uuid(); }
+};
+
+/// One argument a step accepts (manual cleaning spec: name, description, required).
+struct ArgInfo {
+  std::string name;
+  std::string description;
+  bool required = false;
+};
+
+/// How a step (or an action) ended: finished, or continues asynchronously (the node parks in
+/// "clean wait" / "wait call-back" until something resumes it).
+enum class StepResult { Done, Wait };
+
+using StepHandler = std::function<Result<StepResult>(TaskContext&, const nlohmann::json& args)>;
+
+/// A step an implementation offers. Priorities are the defaults; 0 = only when asked for
+/// (manual cleaning, deploy templates, user deploy steps); -1 = not that kind of step.
+struct StepDefinition {
+  std::string interface;  ///< wire name: "deploy", "raid", ...
+  std::string name;       ///< "erase_devices"
+  int cleanPriority = -1;
+  int deployPriority = -1;
+  bool abortable = false;
+  bool requiresRamdisk = false;  ///< runs inside the agent (in-band)
+  std::vector<ArgInfo> argsinfo;
+  StepHandler handler;           ///< empty for in-band steps (the agent runs them)
+};
+
+/// Base of every interface implementation.
+class HardwareInterface {
+ public:
+  virtual ~HardwareInterface() = default;
+  virtual InterfaceType type() const = 0;
+  /// The entry-point name ("ipmitool").
+  virtual std::string_view name() const = 0;
+  /// A no-op implementation ("no-raid"): the interface is reported unsupported by validation.
+  virtual bool isNoop() const { return false; }
+  /// The steps this implementation offers.
+  virtual std::span<const StepDefinition> steps() const { return {}; }
+  /// Whether the node is set up well enough for this implementation; nullopt when it is, or
+  /// the reason shown by GET /v1/nodes/{id}/validate.
+  virtual std::optional<std::string> validate(const TaskContext& task) const {
+    return std::nullopt;
+  }
+};
+
+/// Power control. Thread-safe across nodes.
+class PowerInterface : public HardwareInterface {
+ public:
+  InterfaceType type() const override { return InterfaceType::Power; }
+  /// The BMC's power state: "power on" or "power off".
+  virtual Result<std::string> getPowerState(TaskContext& task) = 0;
+  /// Sets "power on", "power off" or "soft power off" and waits (through task.clock) until
+  /// the BMC reports it, up to `timeout` (DeadlineExceeded).
+  virtual Result<void> setPowerState(TaskContext& task, std::string_view target,
+                                     std::chrono::seconds timeout) = 0;
+  /// Power cycles ("rebooting") or restarts gracefully (`soft`); the node ends powered on.
+  virtual Result<void> reboot(TaskContext& task, bool soft, std::chrono::seconds timeout) = 0;
+  /// The targets PUT /v1/nodes/{id}/states/power accepts for this implementation.
+  virtual std::vector<std::string> supportedPowerStates() const {
+    return {"power on", "power off", "rebooting"};
+  }
+};
+
+/// Boot device selection.
+class ManagementInterface : public HardwareInterface {
+ public:
+  struct BootDevice {
+    std::string device;               ///< "pxe", "disk", "cdrom", "bios", "safe"
+    std::optional<bool> persistent;   ///< unknown when the BMC cannot tell
+  };
+  InterfaceType type() const override { return InterfaceType::Management; }
+  virtual Result<BootDevice> getBootDevice(TaskContext& task) = 0;
+  virtual Result<void> setBootDevice(TaskContext& task, std::string_view device,
+                                     bool persistent) = 0;
+  virtual std::vector<std::string> supportedBootDevices(const TaskContext& task) const = 0;
+};
+
+/// How the node boots: the agent ramdisk or its own disk.
+class BootInterface : public HardwareInterface {
+ public:
+  InterfaceType type() const override { return InterfaceType::Boot; }
+  /// Arranges for the next boot to load the agent ramdisk.
+  virtual Result<void> prepareRamdisk(TaskContext& task) = 0;
+  /// Undoes prepareRamdisk.
+  virtual Result<void> cleanUpRamdisk(TaskContext& task) = 0;
+  /// Arranges for the next boot to start the deployed instance.
+  virtual Result<void> prepareInstance(TaskContext& task) = 0;
+  /// Undoes prepareInstance (on undeploy).
+  virtual Result<void> cleanUpInstance(TaskContext& task) = 0;
+};
+
+/// Deployment (its deploy steps carry the work) plus the hooks around cleaning and undeploy.
+class DeployInterface : public HardwareInterface {
+ public:
+  InterfaceType type() const override { return InterfaceType::Deploy; }
+  /// Before cleaning. Done, or Wait when the agent must boot first (in-band cleaning).
+  virtual Result<StepResult> prepareCleaning(TaskContext& task) = 0;
+  /// After cleaning (also after a failed or aborted cleaning).
+  virtual Result<void> tearDownCleaning(TaskContext& task) = 0;
+  /// Undeploy: stop the instance (power off) and undo its boot configuration.
+  virtual Result<void> tearDown(TaskContext& task) = 0;
+};
+
+/// Hardware inspection (the "inspect" verb).
+class InspectInterface : public HardwareInterface {
+ public:
+  InterfaceType type() const override { return InterfaceType::Inspect; }
+  /// Done (properties updated) or Wait (the agent reports the inventory later).
+  virtual Result<StepResult> inspectHardware(TaskContext& task) = 0;
+};
+
+/// Any other interface type (bios, console, network, raid, rescue, storage, vendor): steps and
+/// validation only.
+class GenericInterface : public HardwareInterface {
+ public:
+  GenericInterface(InterfaceType type, std::string name, bool noop,
+                   std::vector<StepDefinition> steps = {})
+      : type_(type), name_(std::move(name)), noop_(noop), steps_(std::move(steps)) {}
+  InterfaceType type() const override { return type_; }
+  std::string_view name() const override { return name_; }
+  bool isNoop() const override { return noop_; }
+  std::span<const StepDefinition> steps() const override { return steps_; }
+
+ private:
+  InterfaceType type_;
+  std::string name_;
+  bool noop_;
+  std::vector<StepDefinition> steps_;
+};
+
+/// Helper for implementations: a required string from driver_info, or nullopt.
+std::optional<std::string> driverInfoString(const TaskContext& task, const char* key);
+
+}  // namespace kiln::server
