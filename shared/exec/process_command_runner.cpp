@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "shared/core/log.h"
 #include "shared/exec/command_runner.h"
@@ -29,6 +31,30 @@ struct Pipe {
     fd[i] = -1;
   }
 };
+
+/// write() that reports a vanished reader as EPIPE instead of letting SIGPIPE kill the
+/// process (a tool may exit without reading all its stdin). SIGPIPE from write() is sent to
+/// the writing thread, so blocking it here and consuming the pending one is thread-local.
+ssize_t writeWithoutSigpipe(int fd, const char* data, size_t size) {
+  sigset_t pipeSet;
+  sigset_t oldSet;
+  sigemptyset(&pipeSet);
+  sigaddset(&pipeSet, SIGPIPE);
+  sigset_t pending;
+  sigpending(&pending);
+  const bool wasPending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipeSet, &oldSet);
+  const ssize_t w = write(fd, data, size);
+  const int writeErrno = errno;
+  if (w < 0 && writeErrno == EPIPE && !wasPending) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipeSet, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &oldSet, nullptr);
+  errno = writeErrno;
+  return w;
+}
 
 }  // namespace
 
@@ -114,7 +140,8 @@ Result<CommandOutput> ProcessCommandRunner::run(const Command& command) {
     drain(outIdx, out, result.out);
     drain(errIdx, err, result.err);
     if (inIdx >= 0 && (fds[inIdx].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      const ssize_t w = write(in.fd[1], toWrite.data() + written, toWrite.size() - written);
+      const ssize_t w =
+          writeWithoutSigpipe(in.fd[1], toWrite.data() + written, toWrite.size() - written);
       if (w > 0) written += static_cast<size_t>(w);
       if (w < 0 && errno != EAGAIN && errno != EINTR) written = toWrite.size();
       if (written >= toWrite.size()) in.closeEnd(1);

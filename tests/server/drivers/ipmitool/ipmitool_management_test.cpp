@@ -1,0 +1,134 @@
+#include <catch2/catch.hpp>
+
+#include "server/drivers/ipmitool/ipmitool_management.h"
+#include "tests/server/drivers/ipmitool/ipmitool_test_support.h"
+
+using namespace kiln;
+using namespace kiln::server;
+using kiln::test::IpmiFixture;
+
+namespace {
+
+const std::initializer_list<std::string> kDisableTimeout = {"raw", "0x00", "0x08", "0x03", "0x08"};
+const std::initializer_list<std::string> kGetFlags = {"chassis", "bootparam", "get", "5"};
+
+}  // namespace
+
+TEST_CASE("IpmitoolManagement sets a one-time boot device", "[server][ipmitool]") {
+  IpmiFixture f;
+  f.expect(kDisableTimeout, "raw_disable_boot_timeout")
+      .expect({"chassis", "bootdev", "pxe"}, "bootdev_pxe");
+  IpmitoolManagement management(Ipmitool(f.runner));
+  REQUIRE(management.setBootDevice(f.task, "pxe", false));
+  test::checkAllConsumed(*f.runner);
+}
+
+TEST_CASE("IpmitoolManagement sets a persistent boot device with options=persistent",
+          "[server][ipmitool]") {
+  for (const char* device : {"pxe", "disk", "cdrom", "bios", "safe"}) {
+    INFO(device);
+    IpmiFixture f;
+    f.expect(kDisableTimeout, "raw_disable_boot_timeout")
+        .expect({"chassis", "bootdev", device, "options=persistent"},
+                std::string("bootdev_") + device);
+    REQUIRE(IpmitoolManagement(Ipmitool(f.runner)).setBootDevice(f.task, device, true));
+    test::checkAllConsumed(*f.runner);
+  }
+}
+
+TEST_CASE(
+    "IpmitoolManagement still sets the boot device when the BMC rejects the timeout "
+    "override",
+    "[server][ipmitool]") {
+  IpmiFixture f;
+  f.expect(kDisableTimeout, "raw_invalid_command")
+      .expect({"chassis", "bootdev", "disk"}, "bootdev_disk");
+  REQUIRE(IpmitoolManagement(Ipmitool(f.runner)).setBootDevice(f.task, "disk", false));
+  test::checkAllConsumed(*f.runner);
+}
+
+TEST_CASE("IpmitoolManagement stops when the BMC cannot be reached", "[server][ipmitool]") {
+  IpmiFixture f;
+  f.expect(kDisableTimeout, "address_lookup_failed");
+  auto done = IpmitoolManagement(Ipmitool(f.runner)).setBootDevice(f.task, "pxe", false);
+  REQUIRE_FALSE(done);
+  CHECK(done.error().code == ErrorCode::Unavailable);
+  CHECK_THAT(done.error().message, Catch::Contains("Address lookup for bmc.invalid failed"));
+  test::checkAllConsumed(*f.runner);
+}
+
+TEST_CASE("IpmitoolManagement rejects an unsupported boot device without running ipmitool",
+          "[server][ipmitool]") {
+  IpmiFixture f;
+  for (const char* device : {"floppy", "diag", "none", "PXE", ""}) {
+    auto done = IpmitoolManagement(Ipmitool(f.runner)).setBootDevice(f.task, device, false);
+    REQUIRE_FALSE(done);
+    CHECK(done.error().code == ErrorCode::InvalidArgument);
+    CHECK_THAT(done.error().message, Catch::StartsWith("Invalid boot device "));
+  }
+  CHECK(f.runner->received().empty());
+}
+
+TEST_CASE("IpmitoolManagement reads the pending boot device and its persistence",
+          "[server][ipmitool]") {
+  struct Case {
+    const char* fixture;
+    const char* device;
+    std::optional<bool> persistent;
+  };
+  for (const auto& c :
+       {Case{"bootparam_5_pxe_once", "pxe", false},
+        Case{"bootparam_5_disk_persistent", "disk", true},
+        Case{"bootparam_5_cdrom_efi", "cdrom", false}, Case{"bootparam_5_bios", "bios", false},
+        Case{"bootparam_5_safe_persistent", "safe", true}}) {
+    INFO(c.fixture);
+    IpmiFixture f;
+    f.expect(kGetFlags, c.fixture);
+    auto boot = IpmitoolManagement(Ipmitool(f.runner)).getBootDevice(f.task);
+    REQUIRE(boot);
+    CHECK(boot->device == c.device);
+    CHECK(boot->persistent == c.persistent);
+    test::checkAllConsumed(*f.runner);
+  }
+}
+
+TEST_CASE("IpmitoolManagement reports no boot device when no override is pending",
+          "[server][ipmitool]") {
+  // A fresh BMC, a one-time override the BIOS already used (valid bit cleared, selector
+  // kept), and a device Ironic cannot name.
+  for (const char* fixture :
+       {"bootparam_5_no_override", "bootparam_5_pxe_consumed", "bootparam_5_floppy"}) {
+    INFO(fixture);
+    IpmiFixture f;
+    f.expect(kGetFlags, fixture);
+    auto boot = IpmitoolManagement(Ipmitool(f.runner)).getBootDevice(f.task);
+    REQUIRE(boot);
+    CHECK(boot->device == "");
+    CHECK_FALSE(boot->persistent);
+    test::checkAllConsumed(*f.runner);
+  }
+}
+
+TEST_CASE("IpmitoolManagement reports garbage boot parameters as Internal", "[server][ipmitool]") {
+  IpmiFixture f;
+  f.runner->expect(IpmiFixture::argv(kGetFlags),
+                   CommandOutput{0, "Boot parameter version: 1\nUnsupported parameter 5\n", ""});
+  auto boot = IpmitoolManagement(Ipmitool(f.runner)).getBootDevice(f.task);
+  REQUIRE_FALSE(boot);
+  CHECK(boot.error().code == ErrorCode::Internal);
+  CHECK_THAT(boot.error().message, Catch::Contains("Unsupported parameter 5"));
+}
+
+TEST_CASE("IpmitoolManagement describes itself and validates like the power interface",
+          "[server][ipmitool]") {
+  IpmitoolManagement management(Ipmitool(nullptr));
+  IpmiFixture f;
+  CHECK(management.name() == "ipmitool");
+  CHECK(management.type() == InterfaceType::Management);
+  CHECK(management.supportedBootDevices(f.task) ==
+        std::vector<std::string>{"pxe", "disk", "cdrom", "bios", "safe"});
+  CHECK_FALSE(management.validate(f.task));
+  IpmiFixture missing(nlohmann::json::object());
+  CHECK(management.validate(missing.task) ==
+        "Missing the following IPMI credentials in node's driver_info: ['ipmi_address'].");
+}
