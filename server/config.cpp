@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "server/conductor/step_planner.h"
 #include "shared/core/log.h"
 
 namespace kiln::server {
@@ -152,6 +153,29 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
 
   KILN_TRY_VOID(
       getBool("conductor", "allow_deleting_available_nodes", c.allowDeletingAvailableNodes));
+  KILN_TRY_VOID(getBool("conductor", "automated_clean", c.automatedClean));
+  KILN_TRY_VOID(getInt("conductor", "deploy_callback_timeout", c.deployCallbackTimeout, 0, 86400 * 7));
+  KILN_TRY_VOID(getInt("conductor", "clean_callback_timeout", c.cleanCallbackTimeout, 0, 86400 * 7));
+  KILN_TRY_VOID(getInt("conductor", "sync_power_state_interval", c.syncPowerStateInterval, 0, 86400));
+  KILN_TRY_VOID(getBool("conductor", "force_power_state_during_sync", c.forcePowerStateDuringSync));
+  KILN_TRY_VOID(getInt("conductor", "power_state_sync_max_retries", c.powerStateSyncMaxRetries, 1, 100));
+  KILN_TRY_VOID(getInt("conductor", "power_state_change_timeout", c.powerStateChangeTimeout, 1, 3600));
+  KILN_TRY_VOID(getInt("conductor", "workers_pool_size", c.workersPoolSize, 1, 1024));
+  KILN_TRY_VOID(getInt("conductor", "periodic_interval", c.periodicInterval, 0, 3600));
+  for (auto [key, target] : {std::pair{"clean_step_priority_override", &c.cleanStepPriorityOverride},
+                             std::pair{"deploy_step_priority_override", &c.deployStepPriorityOverride}}) {
+    if (!reader.has("conductor", key)) continue;
+    auto parsed = parsePriorityOverrides(reader.get("conductor", key));
+    if (!parsed) return invalid(where("conductor", key) + ": " + parsed.error().message);
+    *target = std::move(*parsed);
+  }
+  for (auto [key, target] : {std::pair{"erase_devices_priority", &c.eraseDevicesPriority},
+                             std::pair{"erase_devices_metadata_priority", &c.eraseDevicesMetadataPriority}}) {
+    int value = 0;
+    if (!reader.has("deploy", key)) continue;
+    KILN_TRY_VOID(getInt("deploy", key, value, 0, 1000000));
+    *target = value;
+  }
 
   for (const auto& [key, raw] : reader.values["http_basic_roles"]) {
     const std::string value = lower(trim(raw));
@@ -178,7 +202,14 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "default/auth_strategy", "default/http_basic_auth_user_file", "default/host",
         "default/log_level", "default/debug", "default/enabled_hardware_types",
         "api/host_ip", "api/port", "api/max_limit", "api/public_endpoint", "api/api_workers",
-        "database/connection", "conductor/allow_deleting_available_nodes"};
+        "database/connection", "conductor/allow_deleting_available_nodes",
+        "conductor/automated_clean", "conductor/deploy_callback_timeout",
+        "conductor/clean_callback_timeout", "conductor/sync_power_state_interval",
+        "conductor/force_power_state_during_sync", "conductor/power_state_sync_max_retries",
+        "conductor/power_state_change_timeout", "conductor/workers_pool_size",
+        "conductor/periodic_interval", "conductor/clean_step_priority_override",
+        "conductor/deploy_step_priority_override", "deploy/erase_devices_priority",
+        "deploy/erase_devices_metadata_priority"};
     for (const auto& info : kInterfaceTypes) {
       k.insert("default/enabled_" + std::string(info.name) + "_interfaces");
       k.insert("default/default_" + std::string(info.name) + "_interface");

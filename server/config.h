@@ -43,6 +43,21 @@ struct Config {
 
   // [conductor]
   bool allowDeletingAvailableNodes = true;
+  bool automatedClean = true;              ///< clean on provide and after undeploy
+  int deployCallbackTimeout = 1800;        ///< seconds a node may stay in "wait call-back"
+  int cleanCallbackTimeout = 1800;         ///< seconds a node may stay in "clean wait"
+  int syncPowerStateInterval = 60;         ///< seconds between power-state syncs; 0 = never
+  bool forcePowerStateDuringSync = true;   ///< make the hardware match the recorded state
+  int powerStateSyncMaxRetries = 3;        ///< failed syncs before maintenance ("power failure")
+  int powerStateChangeTimeout = 60;        ///< seconds to wait for a BMC to reach a power state
+  int workersPoolSize = 16;                ///< conductor worker threads
+  int periodicInterval = 1;                ///< seconds between periodic checks; 0 = none
+  std::map<std::string, int> cleanStepPriorityOverride;   ///< "interface.step" -> priority
+  std::map<std::string, int> deployStepPriorityOverride;
+
+  // [deploy]
+  std::optional<int> eraseDevicesPriority;          ///< deploy.erase_devices clean priority
+  std::optional<int> eraseDevicesMetadataPriority;  ///< deploy.erase_devices_metadata
 
   // [http_basic_roles]  user = admin | observer   (Kiln extension)
   std::map<std::string, Role> userRoles;

@@ -8,14 +8,22 @@ Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
   app->config_ = std::move(config);
   app->clock_ = clock ? std::move(clock) : std::make_shared<SystemClock>();
   app->drivers_ = std::make_unique<DriverRegistry>(KILN_TRY(DriverRegistry::create(app->config_)));
+  app->interfaces_ = std::make_unique<InterfaceRegistry>();
+  InterfaceDeps deps{std::make_shared<ProcessCommandRunner>(), makeHttpClient()};
+  KILN_TRY_VOID(registerBuiltinInterfaces(*app->interfaces_, deps));
+  KILN_TRY_VOID(app->interfaces_->checkComplete());
   app->auth_ = KILN_TRY(Authenticator::create(app->config_));
   app->storage_ = KILN_TRY(openStorage(app->config_.connection));
-  app->api_ = std::make_unique<ApiService>(
-      ApiDeps{app->config_, *app->storage_, *app->drivers_, *app->clock_, *app->auth_});
+  app->conductor_ = std::make_unique<Conductor>(Conductor::Deps{
+      *app->storage_, *app->interfaces_, *app->drivers_, app->config_, *app->clock_});
+  app->api_ = std::make_unique<ApiService>(ApiDeps{app->config_, *app->storage_, *app->drivers_,
+                                                   *app->clock_, *app->auth_, *app->conductor_});
   return app;
 }
 
-Result<void> ServerApp::start() {
+Result<void> ServerApp::start(bool http, bool periodic) {
+  KILN_TRY_VOID(conductor_->start(periodic));
+  if (!http) return {};
   endpoint_ = std::make_unique<HttpEndpoint>(*api_, config_.hostIp,
                                              static_cast<uint16_t>(config_.port), config_.apiWorkers);
   return endpoint_->start();
@@ -23,6 +31,7 @@ Result<void> ServerApp::start() {
 
 void ServerApp::stop() {
   if (endpoint_) endpoint_->stop();
+  if (conductor_) conductor_->stop();
 }
 
 }  // namespace kiln::server

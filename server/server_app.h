@@ -11,7 +11,9 @@
 #include "server/api/auth.h"
 #include "server/api/http_endpoint.h"
 #include "server/config.h"
+#include "server/conductor/conductor.h"
 #include "server/drivers/driver_registry.h"
+#include "server/drivers/interface_registry.h"
 #include "server/storage/storage.h"
 #include "shared/core/clock.h"
 
@@ -24,13 +26,15 @@ class ServerApp {
   static Result<std::unique_ptr<ServerApp>> create(Config config,
                                                    std::shared_ptr<const Clock> clock = nullptr);
 
-  /// Starts the HTTP endpoint.
-  Result<void> start();
+  /// Starts the conductor (recovery, workers, periodic thread when `periodic`) and the HTTP
+  /// endpoint (unless `http` is false: in-process tests).
+  Result<void> start(bool http = true, bool periodic = true);
   void stop();
 
   uint16_t port() const { return endpoint_ ? endpoint_->port() : 0; }
   ApiService& api() { return *api_; }
   Storage& storage() { return *storage_; }
+  Conductor& conductor() { return *conductor_; }
   const Config& config() const { return config_; }
 
  private:
@@ -40,6 +44,8 @@ class ServerApp {
   std::shared_ptr<const Clock> clock_;
   StoragePtr storage_;
   std::unique_ptr<DriverRegistry> drivers_;
+  std::unique_ptr<InterfaceRegistry> interfaces_;
+  std::unique_ptr<Conductor> conductor_;
   std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<ApiService> api_;
   std::unique_ptr<HttpEndpoint> endpoint_;

@@ -90,6 +90,16 @@ void ApiService::buildRoutes() {
     router_.add(raid);
   }
   add("GET", "/v1/nodes/{node}/validate", bind(n, &NodeHandlers::validate));
+  add("PUT", "/v1/nodes/{node}/states/provision", bind(n, &NodeHandlers::setProvisionState), 1,
+      "baremetal:node:set_provision_state");
+  add("PUT", "/v1/nodes/{node}/states/power", bind(n, &NodeHandlers::setPowerState), 1,
+      "baremetal:node:set_power_state");
+  add("GET", "/v1/nodes/{node}/management/boot_device", bind(n, &NodeHandlers::getBootDevice));
+  add("PUT", "/v1/nodes/{node}/management/boot_device", bind(n, &NodeHandlers::setBootDevice), 1,
+      "baremetal:node:set_boot_device");
+  add("GET", "/v1/nodes/{node}/management/boot_device/supported",
+      bind(n, &NodeHandlers::supportedBootDevices));
+  add("GET", "/v1/nodes/{node}/cleaning/steps", bind(n, &NodeHandlers::cleaningSteps), 15);
   add("GET", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::listTraits), 37);
   add("PUT", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::setTraits), 37,
       "baremetal:node:traits:set");

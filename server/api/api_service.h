@@ -14,6 +14,7 @@
 #include "server/api/auth.h"
 #include "server/api/http.h"
 #include "server/api/router.h"
+#include "server/conductor/conductor.h"
 #include "server/config.h"
 #include "server/drivers/driver_registry.h"
 #include "server/storage/storage.h"
@@ -29,6 +30,7 @@ struct ApiDeps {
   const DriverRegistry& drivers;
   const Clock& clock;
   Authenticator& auth;
+  Conductor& conductor;
   Logger log{"api"};
 };
 

@@ -5,7 +5,6 @@
 
 #include "server/api/handler_support.h"
 #include "server/api/node_view.h"
-#include "server/drivers/node_validation.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "server/model/trait.h"
@@ -551,25 +550,26 @@ Result<ApiResponse> NodeHandlers::validateByQuery(RequestContext& ctx) {
 }
 
 Result<ApiResponse> NodeHandlers::validateNode(RequestContext& ctx, const std::string& ident) {
-  return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
-    Record node = KILN_TRY(findNode(tx, ctx, ident));
-    auto traits = KILN_TRY(tx.traits().get(node.id()));
-    const auto ports = KILN_TRY(tx.ports().count(
-        {{ListFilter::Op::Equals, kPortNodeUuid, Value::text(node.uuid()), {}}}));
-    NodeFacts facts{node, traits, static_cast<size_t>(ports)};
-    JsonWriter w;
+  const std::string uuid = KILN_TRY(nodeUuid(ctx, ident));
+  auto results = KILN_TRY(deps_.conductor.validateNode(uuid));
+  JsonWriter w;
+  w.beginObject();
+  for (const auto& v : results) {
+    w.key(interfaceInfo(v.type).name);
     w.beginObject();
-    for (const auto& v : validateNodeInterfaces(deps_.drivers, facts)) {
-      w.key(interfaceInfo(v.type).name);
-      w.beginObject();
-      w.key("result");
-      w.boolean(v.result);
-      if (v.reason) w.field("reason", *v.reason);
-      w.endObject();
-    }
+    w.key("result");
+    w.boolean(v.result);
+    if (v.reason) w.field("reason", *v.reason);
     w.endObject();
-    return jsonResponse(200, w.take());
-  });
+  }
+  w.endObject();
+  return jsonResponse(200, w.take());
+}
+
+Result<std::string> NodeHandlers::nodeUuid(const RequestContext& ctx, const std::string& ident) {
+  auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));
+  Record node = KILN_TRY(findNode(*tx, ctx, ident));
+  return node.uuid();
 }
 
 }  // namespace kiln::server

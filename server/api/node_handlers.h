@@ -29,6 +29,14 @@ class NodeHandlers {
   Result<ApiResponse> validate(RequestContext& ctx);
   Result<ApiResponse> validateByQuery(RequestContext& ctx);
 
+  // Actions the conductor carries out (node_actions.cpp).
+  Result<ApiResponse> setProvisionState(RequestContext& ctx);
+  Result<ApiResponse> setPowerState(RequestContext& ctx);
+  Result<ApiResponse> getBootDevice(RequestContext& ctx);
+  Result<ApiResponse> setBootDevice(RequestContext& ctx);
+  Result<ApiResponse> supportedBootDevices(RequestContext& ctx);
+  Result<ApiResponse> cleaningSteps(RequestContext& ctx);
+
   Result<ApiResponse> listTraits(RequestContext& ctx);
   Result<ApiResponse> setTraits(RequestContext& ctx);
   Result<ApiResponse> addTrait(RequestContext& ctx);
@@ -42,6 +50,8 @@ class NodeHandlers {
   Result<ApiResponse> listNodes(RequestContext& ctx, bool detailPath,
                                 std::optional<std::string> chassisUuid);
   Result<ApiResponse> validateNode(RequestContext& ctx, const std::string& ident);
+  /// The node's UUID (looked up by the identifier rules of the request's version).
+  Result<std::string> nodeUuid(const RequestContext& ctx, const std::string& ident);
   /// Fills unset interfaces with defaults and checks set ones against the hardware type.
   Result<void> resolveInterfaces(Record& node, const Record* before, bool resetInterfaces,
                                  const Patch* patch);

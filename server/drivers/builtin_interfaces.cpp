@@ -2,6 +2,8 @@
 
 #include "server/drivers/fake/fake_interfaces.h"
 #include "server/drivers/interface_registry.h"
+#include "server/drivers/ipmitool/ipmitool_interfaces.h"
+#include "server/drivers/redfish/redfish_interfaces.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 
@@ -154,7 +156,8 @@ Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const Interf
   KILN_TRY_VOID(registry.add(std::make_unique<NetbootBoot>("pxe")));
   KILN_TRY_VOID(registry.add(std::make_unique<NetbootBoot>("ipxe")));
   KILN_TRY_VOID(registry.add(std::make_unique<DirectDeploy>()));
-  (void)deps;
+  for (auto& impl : makeIpmitoolInterfaces(deps.commands)) KILN_TRY_VOID(registry.add(std::move(impl)));
+  for (auto& impl : makeRedfishInterfaces(deps.http)) KILN_TRY_VOID(registry.add(std::move(impl)));
   return {};
 }
 

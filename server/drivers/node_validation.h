@@ -1,17 +1,16 @@
 // File: server/drivers/node_validation.h
 //
-// What `GET /v1/nodes/{id}/validate` reports: for every non-vendor interface, whether the
-// node's implementation can work with the node as configured, and why not. Also checks the
-// spec's rules that belong to deploy validation (instance traits must be a subset of the node's
-// traits).
+// What `GET /v1/nodes/{id}/validate` reports per interface, and the node traits spec's
+// instance-traits rule that belongs to deploy validation.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "server/drivers/driver_registry.h"
+#include "server/drivers/interface_types.h"
 #include "server/model/record.h"
+#include "shared/core/error.h"
 
 namespace kiln::server {
 
@@ -20,16 +19,6 @@ struct InterfaceValidation {
   bool result = true;
   std::optional<std::string> reason;
 };
-
-struct NodeFacts {
-  const Record& node;
-  const std::vector<std::string>& traits;
-  size_t portCount = 0;
-};
-
-/// Validates each interface of the node (all but vendor, in Ironic's order).
-std::vector<InterfaceValidation> validateNodeInterfaces(const DriverRegistry& drivers,
-                                                        const NodeFacts& facts);
 
 /// The instance-traits rule: instance_info.traits, when present, must be a list of strings that
 /// are all node traits. InvalidArgument with Ironic's message otherwise.

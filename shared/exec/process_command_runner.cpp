@@ -126,7 +126,11 @@ Result<CommandOutput> ProcessCommandRunner::run(const Command& command) {
       break;
     }
     const int ready = poll(fds, static_cast<nfds_t>(n), static_cast<int>(std::min<long long>(remaining.count(), 1000)));
-    if (ready < 0 && errno != EINTR) break;
+    if (ready < 0 && errno != EINTR) {
+      // poll() itself failed: stop the child rather than wait for it blindly.
+      timedOut = true;
+      break;
+    }
     char buf[65536];
     auto drain = [&](int idx, Pipe& p, std::string& sink) {
       if (idx < 0 || !(fds[idx].revents & (POLLIN | POLLHUP | POLLERR))) return;

@@ -41,6 +41,20 @@ TestApi::TestApi(const std::string& config) : clock_(std::make_shared<FakeClock>
   auto app = server::ServerApp::create(std::move(*parsed), clock_);
   if (!app) FAIL("cannot create server: " << app.error().message);
   app_ = std::move(*app);
+  // The conductor's workers run; its periodic work is driven by tests (runPeriodic()).
+  auto started = app_->start(/*http=*/false, /*periodic=*/false);
+  if (!started) FAIL("cannot start conductor: " << started.error().message);
+}
+
+TestApi::~TestApi() {
+  if (app_) app_->stop();
+}
+
+void TestApi::settle() { app_->conductor().waitIdle(); }
+
+void TestApi::runPeriodic() {
+  app_->conductor().runPeriodicTasks();
+  settle();
 }
 
 Response TestApi::call(const std::string& method, const std::string& pathAndQuery,

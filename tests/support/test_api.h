@@ -36,6 +36,13 @@ class TestApi {
   /// `config` is INI text appended to defaults that enable every hardware type and use an
   /// in-memory database.
   explicit TestApi(const std::string& config = "");
+  ~TestApi();
+
+  /// Waits until the conductor has no queued or running work.
+  void settle();
+  /// Runs one pass of the conductor's periodic work (timers, timeouts, power sync), then
+  /// settles.
+  void runPeriodic();
 
   /// The microversion sent by default ("1.78"); "" sends no version header.
   std::string version = "1.78";

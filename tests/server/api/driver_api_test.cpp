@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <set>
+
+#include <stdlib.h>
 
 #include "tests/support/test_api.h"
 
@@ -96,27 +99,22 @@ TEST_CASE("validate fails when instance traits are not node traits", "[server][a
 }
 
 TEST_CASE("validate reports an interface disabled after enrollment", "[server][api][drivers]") {
-  TestApi api;
-  api.createNode({{"name", "later"}, {"deploy_interface", "direct"}});
-  // Same database, a server that no longer enables the direct deploy interface.
-  kiln::server::Config config = api.app().config();
-  config.enabledInterfaces[static_cast<size_t>(kiln::server::InterfaceType::Deploy)] =
-      std::vector<std::string>{"fake"};
-  auto registry = kiln::server::DriverRegistry::create(config);
-  REQUIRE(registry);
-  auto auth = kiln::server::Authenticator::create(config);
-  REQUIRE(auth);
-  kiln::test::FakeClock clock;
-  kiln::server::ApiService service({config, api.app().storage(), *registry, clock, **auth});
-  kiln::server::ApiRequest req;
-  req.method = "GET";
-  req.path = "/v1/nodes/later/validate";
-  req.headers = {{"x-openstack-ironic-api-version", "1.78"}};
-  auto r = service.handle(req);
+  char tmpl[] = "/tmp/kiln-validate-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string db = "[database]\nconnection = sqlite:///" + dir + "/kiln.sqlite\n";
+  {
+    TestApi api(db);
+    api.createNode({{"name", "later"}, {"deploy_interface", "direct"}});
+  }
+  // The same database under a server that no longer enables the direct deploy interface.
+  TestApi api(db + "[DEFAULT]\nenabled_deploy_interfaces = fake\n");
+  auto r = api.get("/v1/nodes/later/validate");
   REQUIRE(r.status == 200);
-  auto v = Json::parse(r.body);
+  auto v = r.json();
   CHECK(v["deploy"]["result"] == false);
-  CHECK_THAT(v["deploy"]["reason"].get<std::string>(), Catch::Contains("Could not find the following deploy interface: direct"));
+  CHECK_THAT(v["deploy"]["reason"].get<std::string>(),
+             Catch::Contains("Could not find the following deploy interface: direct"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("conductors list this server", "[server][api][drivers]") {

@@ -1,0 +1,269 @@
+// Node actions carried out by the conductor: provision and power state changes, the boot
+// device, and the manual cleaning spec's GET /v1/nodes/{id}/cleaning/steps.
+#include <nlohmann/json.hpp>
+
+#include "server/api/handler_support.h"
+#include "server/api/node_handlers.h"
+#include "server/conductor/provision_state_machine.h"
+#include "server/model/deploy_template.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+
+/// Manual clean steps: [{interface, step, args?}], nothing else (a priority is a 400: manual
+/// steps run in the order given).
+Result<void> validateCleanSteps(const json& steps) {
+  const std::string prefix = "Invalid clean_steps: ";
+  if (!steps.is_array()) return invalid(prefix + pyRepr(steps) + " is not of type 'array'");
+  for (const auto& s : steps) {
+    if (!s.is_object()) return invalid(prefix + pyRepr(s) + " is not of type 'object'");
+    for (auto it = s.begin(); it != s.end(); ++it) {
+      if (it.key() != "interface" && it.key() != "step" && it.key() != "args") {
+        return invalid(prefix + "Additional properties are not allowed ('" + it.key() +
+                       "' was unexpected)" +
+                       (it.key() == "priority" ? "; manual clean steps run in the order given" : ""));
+      }
+    }
+    if (!s.contains("interface")) return invalid(prefix + "'interface' is a required property");
+    if (!s.contains("step")) return invalid(prefix + "'step' is a required property");
+    bool known = false;
+    for (auto name : kDeployStepInterfaces) known = known || s["interface"] == std::string(name);
+    if (!known) {
+      return invalid(prefix + pyRepr(s["interface"]) +
+                     " is not one of ['bios', 'deploy', 'management', 'power', 'raid', 'vendor']");
+    }
+    if (!s["step"].is_string() || s["step"].get<std::string>().empty()) {
+      return invalid(prefix + pyRepr(s["step"]) + " is not a valid step name");
+    }
+    if (s.contains("args") && !s["args"].is_object()) {
+      return invalid(prefix + pyRepr(s["args"]) + " is not of type 'object'");
+    }
+  }
+  return {};
+}
+
+Result<json> optionalBody(const RequestContext& ctx) {
+  if (ctx.request.body.find_first_not_of(" \t\r\n") == std::string::npos) return json::object();
+  json body = KILN_TRY(parseJsonBody(ctx));
+  if (!body.is_object()) return invalid("The request body must be a JSON object.");
+  return body;
+}
+
+}  // namespace
+
+Result<ApiResponse> NodeHandlers::setProvisionState(RequestContext& ctx) {
+  json body = KILN_TRY(optionalBody(ctx));
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    const auto& k = it.key();
+    if (k != "target" && k != "configdrive" && k != "clean_steps" && k != "deploy_steps" &&
+        k != "rescue_password" && k != "disable_ramdisk") {
+      return invalid("Unexpected arguments: " + k);
+    }
+  }
+  if (!body.contains("target") || !body["target"].is_string()) {
+    return invalid("Missing mandatory parameter: target");
+  }
+  ProvisionRequest req;
+  req.verb = body["target"].get<std::string>();
+  const std::string event(verbToEvent(req.verb));
+  if (auto since = verbSince(req.verb); since && !ctx.atLeast(*since)) {
+    return fail(ErrorCode::NotAcceptable, "Request not acceptable. The provision verb \"" + req.verb +
+                                              "\" requires API version 1." + std::to_string(*since) + " or later.");
+  }
+  const bool deploying = event == "deploy" || event == "rebuild";
+  if (body.contains("clean_steps")) {
+    if (event != "clean") {
+      return invalid("\"clean_steps\" is only valid when setting target provision state to clean");
+    }
+    KILN_TRY_VOID(validateCleanSteps(body["clean_steps"]));
+    req.cleanSteps = body["clean_steps"];
+  } else if (event == "clean") {
+    return invalid("\"clean_steps\" is required when setting target provision state to clean");
+  }
+  if (body.contains("deploy_steps")) {
+    KILN_TRY_VOID(requireVersion(ctx, 69));
+    if (!deploying) {
+      return invalid("\"deploy_steps\" is only valid when setting target provision state to " +
+                     std::string("active, deploy or rebuild"));
+    }
+    req.deploySteps = KILN_TRY(validateTemplateSteps(body["deploy_steps"], "deploy_steps"));
+  }
+  if (body.contains("configdrive") && !body["configdrive"].is_null()) {
+    if (!deploying) {
+      return invalid("The configdrive can only be set when deploying or rebuilding a node.");
+    }
+    if (event == "rebuild") KILN_TRY_VOID(requireVersion(ctx, 35));
+    const json& cd = body["configdrive"];
+    if (cd.is_object()) {
+      KILN_TRY_VOID(requireVersion(ctx, 56));
+    } else if (!cd.is_string()) {
+      return invalid("Invalid configdrive: expected a string or (1.56+) an object");
+    }
+    req.configdrive = cd;
+  }
+  if (body.contains("rescue_password")) {
+    return invalid("Kiln does not implement rescue; \"rescue_password\" is not accepted.");
+  }
+  if (body.contains("disable_ramdisk")) {
+    KILN_TRY_VOID(requireVersion(ctx, 70));
+    if (event != "clean") return invalid("\"disable_ramdisk\" is only valid with manual cleaning");
+    if (!body["disable_ramdisk"].is_boolean()) return invalid("\"disable_ramdisk\" must be a boolean");
+    if (body["disable_ramdisk"].get<bool>()) {
+      // Every requested step must then be out-of-band; the conductor checks against the
+      // node's step declarations (a ramdisk step fails the cleaning with a clear message).
+      for (auto& s : *req.cleanSteps) s["__out_of_band_only"] = true;
+    }
+  }
+  const std::string uuid = KILN_TRY(nodeUuid(ctx, ctx.param(0)));
+  KILN_TRY_VOID(deps_.conductor.provision(uuid, req));
+  ApiResponse r = emptyResponse(202);
+  setLocation(r, ctx.baseUrl, "nodes/" + uuid + "/states");
+  return r;
+}
+
+Result<ApiResponse> NodeHandlers::setPowerState(RequestContext& ctx) {
+  json body = KILN_TRY(optionalBody(ctx));
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    if (it.key() != "target" && it.key() != "timeout") return invalid("Unexpected arguments: " + it.key());
+  }
+  if (!body.contains("target") || !body["target"].is_string()) {
+    return invalid("Missing mandatory parameter: target");
+  }
+  const std::string target = body["target"].get<std::string>();
+  static const std::vector<std::string> kTargets = {"power on", "power off", "rebooting",
+                                                    "soft rebooting", "soft power off"};
+  if (std::find(kTargets.begin(), kTargets.end(), target) == kTargets.end()) {
+    return invalid("Invalid power state " + target + ".");
+  }
+  if (target.rfind("soft", 0) == 0) KILN_TRY_VOID(requireVersion(ctx, 27));
+  std::optional<int> timeout;
+  if (body.contains("timeout") && !body["timeout"].is_null()) {
+    KILN_TRY_VOID(requireVersion(ctx, 27));
+    const json& t = body["timeout"];
+    if (!t.is_number_integer() || t.get<int64_t>() < 1 || t.get<int64_t>() > 86400) {
+      return invalid("Invalid timeout value " + pyRepr(t) + ". Timeout must be a positive integer.");
+    }
+    timeout = t.get<int>();
+  }
+  const std::string uuid = KILN_TRY(nodeUuid(ctx, ctx.param(0)));
+  KILN_TRY_VOID(deps_.conductor.changePower(uuid, target, timeout));
+  ApiResponse r = emptyResponse(202);
+  setLocation(r, ctx.baseUrl, "nodes/" + uuid + "/states");
+  return r;
+}
+
+Result<ApiResponse> NodeHandlers::getBootDevice(RequestContext& ctx) {
+  const std::string uuid = KILN_TRY(nodeUuid(ctx, ctx.param(0)));
+  auto device = KILN_TRY(deps_.conductor.getBootDevice(uuid));
+  JsonWriter w;
+  w.beginObject();
+  w.key("boot_device");
+  if (device.device.empty()) w.null(); else w.string(device.device);
+  w.key("persistent");
+  if (device.persistent) w.boolean(*device.persistent); else w.null();
+  w.endObject();
+  return jsonResponse(200, w.take());
+}
+
+Result<ApiResponse> NodeHandlers::setBootDevice(RequestContext& ctx) {
+  json body = KILN_TRY(parseJsonBody(ctx));
+  if (!body.is_object() || !body.contains("boot_device") || !body["boot_device"].is_string()) {
+    return invalid("Missing mandatory parameter: boot_device");
+  }
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    if (it.key() != "boot_device" && it.key() != "persistent") return invalid("Unexpected arguments: " + it.key());
+  }
+  bool persistent = false;
+  if (body.contains("persistent")) {
+    if (body["persistent"].is_boolean()) {
+      persistent = body["persistent"].get<bool>();
+    } else if (body["persistent"].is_string()) {
+      persistent = KILN_TRY(parseBool("persistent", body["persistent"].get<std::string>()));
+    } else {
+      return invalid("Invalid persistent: expected a boolean");
+    }
+  }
+  const std::string uuid = KILN_TRY(nodeUuid(ctx, ctx.param(0)));
+  KILN_TRY_VOID(deps_.conductor.setBootDevice(uuid, body["boot_device"].get<std::string>(), persistent));
+  return emptyResponse(204);
+}
+
+Result<ApiResponse> NodeHandlers::supportedBootDevices(RequestContext& ctx) {
+  const std::string uuid = KILN_TRY(nodeUuid(ctx, ctx.param(0)));
+  auto devices = KILN_TRY(deps_.conductor.supportedBootDevices(uuid));
+  JsonWriter w;
+  w.beginObject();
+  w.key("supported_boot_devices");
+  w.beginArray();
+  for (const auto& d : devices) w.string(d);
+  w.endArray();
+  w.endObject();
+  return jsonResponse(200, w.take());
+}
+
+Result<ApiResponse> NodeHandlers::cleaningSteps(RequestContext& ctx) {
+  int minPriority = 0;
+  if (auto p = ctx.request.param("min_priority")) {
+    try {
+      size_t pos = 0;
+      const long v = std::stol(*p, &pos);
+      if (pos != p->size() || v < 0 || v > 1000000) throw std::out_of_range("x");
+      minPriority = static_cast<int>(v);
+    } catch (const std::exception&) {
+      return invalid("Invalid min_priority " + *p + ": expected an integer >= 0");
+    }
+  }
+  const std::string uuid = KILN_TRY(nodeUuid(ctx, ctx.param(0)));
+  auto view = KILN_TRY(deps_.conductor.cleaningSteps(uuid, minPriority));
+  if (!view.complete) {
+    // The spec: the agent's steps are not cached yet. Clients retry after the header's seconds
+    // (-1: unknown, the agent is not expected soon).
+    auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));
+    Record node = KILN_TRY(findNode(*tx, ctx, uuid));
+    const std::string s = node.str(kNodeProvisionState);
+    const bool agentExpected = s == "cleaning" || s == "clean wait" || s == "deploying" ||
+                               s == "wait call-back" || s == "inspecting" || s == "inspect wait";
+    JsonWriter w;
+    w.beginObject();
+    w.field("message", "The clean steps of node " + uuid +
+                           " are not available yet: its agent has not reported them. They are "
+                           "cached when the agent first heartbeats (during cleaning, deployment "
+                           "or inspection).");
+    w.endObject();
+    ApiResponse r = jsonResponse(202, w.take());
+    r.setHeader("Retry-Request-After", agentExpected ? "30" : "-1");
+    return r;
+  }
+  JsonWriter w;
+  w.beginArray();
+  for (const auto& s : view.steps) {
+    w.beginObject();
+    w.field("interface", s.interface);
+    w.field("step", s.step);
+    w.key("priority");
+    w.integer(s.priority);
+    w.key("abortable");
+    w.boolean(s.abortable);
+    w.key("requires_ramdisk");
+    w.boolean(s.requiresRamdisk);
+    w.key("args");
+    w.beginArray();
+    for (const auto& a : s.argsinfo) {
+      w.beginObject();
+      w.field("name", a.name);
+      w.field("description", a.description);
+      w.key("required");
+      w.boolean(a.required);
+      w.endObject();
+    }
+    w.endArray();
+    w.endObject();
+  }
+  w.endArray();
+  return jsonResponse(200, w.take());
+}
+
+}  // namespace kiln::server

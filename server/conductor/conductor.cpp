@@ -1,0 +1,1088 @@
+#include "server/conductor/conductor.h"
+
+#include <algorithm>
+
+#include "server/conductor/provision_state_machine.h"
+#include "server/drivers/node_validation.h"
+#include "server/model/node.h"
+#include "server/model/provision_state.h"
+#include "server/model/resources.h"
+#include "shared/json/json_util.h"
+#include "shared/raid/raid_config.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+using Mode = Storage::Mode;
+
+/// States in which a worker owns the node (it holds the reservation).
+bool isWorkingState(std::string_view s) {
+  return s == state::kVerifying || s == state::kCleaning || s == state::kDeploying ||
+         s == state::kDeleting || s == state::kInspecting || s == state::kAdopting;
+}
+
+bool isWaitState(std::string_view s) {
+  return s == state::kCleanWait || s == state::kDeployWait || s == state::kInspectWait;
+}
+
+std::string lockedMessage(const Record& node) {
+  return "Node " + node.uuid() + " is locked by host " + node.str(kNodeReservation) +
+         ", please retry after the current operation is completed.";
+}
+
+std::string stepName(const json& step) {
+  if (!step.is_object() || !step.contains("step")) return "";
+  return step.value("interface", "") + "." + step.value("step", "");
+}
+
+/// The conductor-owned node fields saveTask() writes back.
+FieldMask ownedFields() {
+  FieldMask m;
+  for (size_t f : {kNodeProvisionState, kNodeTargetProvisionState, kNodeProvisionUpdatedAt,
+                   kNodeLastError, kNodeReservation, kNodeCleanStep, kNodeDeployStep,
+                   kNodePowerState, kNodeTargetPowerState, kNodeDriverInternalInfo,
+                   kNodeRaidConfig, kNodeFault, kNodeInspectionStartedAt,
+                   kNodeInspectionFinishedAt}) {
+    m.set(f);
+  }
+  return m;
+}
+
+json parseObject(const Record& node, size_t field) {
+  if (node[field].isNull()) return json::object();
+  auto parsed = parseJson(node.str(field));
+  return parsed && parsed->is_object() ? *parsed : json::object();
+}
+
+/// Keys of one flow kind in driver_internal_info.
+struct FlowKeys {
+  const char* steps;
+  const char* index;
+  const char* completed;
+  size_t currentField;
+};
+const FlowKeys& keysFor(StepKind kind) {
+  static const FlowKeys clean{"clean_steps", "clean_step_index", "clean_step_completed", kNodeCleanStep};
+  static const FlowKeys deploy{"deploy_steps", "deploy_step_index", "deploy_step_completed", kNodeDeployStep};
+  return kind == StepKind::Clean ? clean : deploy;
+}
+
+void clearFlow(json& info, StepKind kind) {
+  const auto& k = keysFor(kind);
+  info.erase(k.steps);
+  info.erase(k.index);
+  info.erase(k.completed);
+  info.erase("wait_until");
+  if (kind == StepKind::Clean) {
+    info.erase("clean_steps_requested");
+    info.erase("abort_after");
+  } else {
+    info.erase("user_deploy_steps");
+  }
+}
+
+}  // namespace
+
+Conductor::Conductor(Deps deps) : deps_(deps) {
+  overrides_.clean = deps_.config.cleanStepPriorityOverride;
+  overrides_.deploy = deps_.config.deployStepPriorityOverride;
+  if (deps_.config.eraseDevicesPriority) {
+    overrides_.clean["deploy.erase_devices"] = *deps_.config.eraseDevicesPriority;
+  }
+  if (deps_.config.eraseDevicesMetadataPriority) {
+    overrides_.clean["deploy.erase_devices_metadata"] = *deps_.config.eraseDevicesMetadataPriority;
+  }
+}
+
+Conductor::~Conductor() { stop(); }
+
+Result<void> Conductor::start(bool periodicThread) {
+  recoverInterruptedNodes();
+  pool_ = std::make_unique<WorkerPool>(deps_.config.workersPoolSize);
+  if (periodicThread && deps_.config.periodicInterval > 0) {
+    periodic_ = std::thread([this] { periodicLoop(); });
+  }
+  return {};
+}
+
+void Conductor::stop() {
+  {
+    std::lock_guard<std::mutex> lock(periodicMutex_);
+    stopping_ = true;
+  }
+  periodicWake_.notify_all();
+  if (periodic_.joinable()) periodic_.join();
+  if (pool_) pool_->stop();
+}
+
+void Conductor::waitIdle() {
+  if (pool_) pool_->waitIdle();
+}
+
+Result<NodeDriver> Conductor::driverFor(const Record& node) const {
+  if (!deps_.drivers.find(node.str(kNodeDriver))) {
+    return invalid(DriverRegistry::unknownDriverMessage(node.str(kNodeDriver)));
+  }
+  return deps_.interfaces.resolve(node);
+}
+
+// ---- loading and saving ----------------------------------------------------------------------
+
+Result<TaskContext> Conductor::loadTask(Transaction& tx, const std::string& uuid) {
+  auto found = KILN_TRY(tx.nodes().findBy(kNodeUuid, Value::text(uuid)));
+  if (!found) return notFound("Node " + uuid + " could not be found.");
+  TaskContext task;
+  task.node = std::move(*found);
+  task.driverInfo = parseObject(task.node, kNodeDriverInfo);
+  task.instanceInfo = parseObject(task.node, kNodeInstanceInfo);
+  task.internalInfo = parseObject(task.node, kNodeDriverInternalInfo);
+  task.traits = KILN_TRY(tx.traits().get(task.node.id()));
+  ListQuery ports;
+  ports.limit = 0;
+  ports.filters.push_back({ListFilter::Op::Equals, kPortNodeUuid, Value::text(uuid), {}});
+  task.ports = KILN_TRY(tx.ports().list(ports));
+  task.config = &deps_.config;
+  task.clock = &deps_.clock;
+  task.log = Logger("conductor").with("node", uuid);
+  return task;
+}
+
+Result<void> Conductor::saveTask(Transaction& tx, TaskContext& task, const FieldMask& extra) {
+  // Re-read the row and copy only the fields the conductor owns: the API may have changed
+  // others (maintenance, traits, descriptions) while the step ran.
+  auto current = KILN_TRY(tx.nodes().findBy(kNodeUuid, Value::text(task.uuid())));
+  if (!current) return notFound("Node " + task.uuid() + " was deleted while being worked on.");
+  task.node.setText(kNodeDriverInternalInfo, dumpJson(task.internalInfo));
+  task.node.setText(kNodeInstanceInfo, dumpJson(task.instanceInfo));
+  const FieldMask fields = ownedFields() | extra;
+  for (size_t i = 0; i < kNodeFieldCount; ++i) {
+    if (fields.test(i)) (*current)[i] = task.node[i];
+  }
+  current->setText(kNodeUpdatedAt, formatIsoTime(deps_.clock.now()));
+  KILN_TRY_VOID(tx.nodes().update(*current));
+  task.node = std::move(*current);
+  return {};
+}
+
+Result<void> Conductor::saveInNewTransaction(TaskContext& task, const FieldMask& extra) {
+  auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+  KILN_TRY_VOID(saveTask(*tx, task, extra));
+  return tx->commit();
+}
+
+void Conductor::transition(TaskContext& task, std::string_view event) {
+  const std::string from = task.node.str(kNodeProvisionState);
+  const auto to = nextProvisionState(from, event);
+  if (!to) {
+    task.log.error("invalid transition", {{"from", from}, {"event", std::string(event)}});
+    return;
+  }
+  task.node.setText(kNodeProvisionState, std::string(*to));
+  task.node.setText(kNodeProvisionUpdatedAt, formatIsoTime(deps_.clock.now()));
+  task.log.info("provision state changed", {{"from", from}, {"to", std::string(*to)},
+                                            {"event", std::string(event)}});
+}
+
+// ---- requests from the API ---------------------------------------------------------------------
+
+Result<void> Conductor::provision(const std::string& uuid, const ProvisionRequest& request) {
+  const std::string event(verbToEvent(request.verb));
+  bool queue = false;
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    Record& node = task.node;
+    if (!node[kNodeReservation].isNull()) return conflict(lockedMessage(node));
+    const std::string from = node.str(kNodeProvisionState);
+    const auto invalidState = [&] {
+      return invalid("The requested action \"" + request.verb + "\" can not be performed on node \"" +
+                     uuid + "\" while it is in state \"" + from + "\".");
+    };
+
+    if (event == "abort") {
+      if (from == state::kCleanWait) {
+        const json current = parseObject(node, kNodeCleanStep);
+        const bool abortable = current.empty() || current.value("abortable", false);
+        if (!abortable) {
+          // Ironic: the abort happens once the running step finishes.
+          task.internalInfo["abort_after"] = true;
+          KILN_TRY_VOID(saveTask(*tx, task));
+          return tx->commit();
+        }
+        transition(task, "abort");
+        node.setText(kNodeLastError, "By request, the clean operation was aborted for node " + uuid +
+                                         (current.empty() ? "" : " on step " + stepName(current)) + ".");
+        node.setText(kNodeCleanStep, "{}");
+        node.setNull(kNodeTargetProvisionState);
+        node.setText(kNodeReservation, host());
+        KILN_TRY_VOID(saveTask(*tx, task));
+        KILN_TRY_VOID(tx->commit());
+        // Tear down the cleaning environment in the background, then release the node.
+        pool_->submit([this, uuid] {
+          auto tx2 = deps_.storage.begin(Mode::Read);
+          if (!tx2) return;
+          auto t = loadTask(**tx2, uuid);
+          tx2->reset();
+          if (!t) return;
+          auto driver = driverFor(t->node);
+          if (driver) {
+            t->driver = &*driver;
+            if (auto r = driver->deploy->tearDownCleaning(*t); !r) {
+              t->log.warning("tear down after abort failed", {{"error", r.error().message}});
+            }
+          }
+          clearFlow(t->internalInfo, StepKind::Clean);
+          t->node.setNull(kNodeReservation);
+          (void)saveInNewTransaction(*t);
+        });
+        return {};
+      }
+      if (from == state::kInspectWait) {
+        transition(task, "abort");
+        node.setText(kNodeLastError, "Inspection was aborted by request.");
+        node.setNull(kNodeTargetProvisionState);
+        KILN_TRY_VOID(saveTask(*tx, task));
+        return tx->commit();
+      }
+      return invalidState();
+    }
+
+    const auto to = nextProvisionState(from, event);
+    if (!to) return invalidState();
+    if (node.flag(kNodeMaintenance) && (event == "deploy" || event == "rebuild" || event == "clean")) {
+      return invalid("The " + request.verb + " operation can't be performed on node " + uuid +
+                     " because it's in maintenance mode.");
+    }
+    auto driver = driverFor(node);
+    if (!driver && isWorkingState(*to)) return invalid(driver.error().message);
+    if (driver) task.driver = &*driver;
+
+    if (event == "deploy" || event == "rebuild") {
+      // Synchronous validation, as Ironic's do_node_deploy: power, deploy and instance traits.
+      KILN_TRY_VOID(checkInstanceTraits(node, task.traits));
+      for (auto type : {InterfaceType::Power, InterfaceType::Deploy}) {
+        if (auto reason = driver->get(type)->validate(task)) {
+          return invalid("Failed to validate " + std::string(interfaceInfo(type).name) +
+                         " for node " + uuid + ": " + *reason);
+        }
+      }
+    }
+    if (event == "clean") {
+      if (auto reason = driver->power->validate(task)) {
+        return invalid("Failed to validate power for node " + uuid + ": " + *reason);
+      }
+    }
+
+    transition(task, event);
+    node.setNull(kNodeLastError);
+    if (isWorkingState(*to)) {
+      const auto target = verbTarget(request.verb);
+      if (target) node.setText(kNodeTargetProvisionState, std::string(*target));
+      node.setText(kNodeReservation, host());
+      queue = true;
+    } else {
+      node.setNull(kNodeTargetProvisionState);
+    }
+    json& info = task.internalInfo;
+    if (event == "clean" || event == "provide") {
+      clearFlow(info, StepKind::Clean);
+      node.setText(kNodeCleanStep, "{}");
+      if (event == "clean") info["clean_steps_requested"] = *request.cleanSteps;
+    }
+    if (event == "deploy" || event == "rebuild") {
+      clearFlow(info, StepKind::Deploy);
+      node.setText(kNodeDeployStep, "{}");
+      if (request.deploySteps) info["user_deploy_steps"] = *request.deploySteps;
+      if (request.configdrive) task.instanceInfo["configdrive"] = *request.configdrive;
+    }
+    if (event == "inspect") node.setText(kNodeInspectionStartedAt, formatIsoTime(deps_.clock.now()));
+    FieldMask extra;
+    extra.set(kNodeInstanceInfo);
+    KILN_TRY_VOID(saveTask(*tx, task, extra));
+    KILN_TRY_VOID(tx->commit());
+  }
+  if (queue) pool_->submit([this, uuid] { advance(uuid); });
+  return {};
+}
+
+Result<void> Conductor::changePower(const std::string& uuid, const std::string& target,
+                                    std::optional<int> timeoutSeconds) {
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    Record& node = task.node;
+    if (!node[kNodeReservation].isNull()) return conflict(lockedMessage(node));
+    const std::string provState = node.str(kNodeProvisionState);
+    if (provState == state::kCleaning || provState == state::kCleanWait) {
+      return invalid("Setting the power state of node " + uuid +
+                     " is not allowed while it is in provision state \"" + provState + "\".");
+    }
+    auto driver = KILN_TRY(driverFor(node));
+    const auto supported = driver.power->supportedPowerStates();
+    if (std::find(supported.begin(), supported.end(), target) == supported.end()) {
+      std::string list;
+      for (const auto& s : supported) list += (list.empty() ? "" : ", ") + s;
+      return invalid("The requested action \"" + target + "\" is not supported by the power "
+                     "interface of node " + uuid + " (supported: " + list + ").");
+    }
+    task.driver = &driver;
+    if (auto reason = driver.power->validate(task)) {
+      return invalid("Failed to validate power for node " + uuid + ": " + *reason);
+    }
+    node.setText(kNodeTargetPowerState, target);
+    node.setText(kNodeReservation, host());
+    node.setNull(kNodeLastError);
+    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+  }
+  const int timeout = timeoutSeconds.value_or(deps_.config.powerStateChangeTimeout);
+  pool_->submit([this, uuid, target, timeout] { powerAction(uuid, target, timeout); });
+  return {};
+}
+
+void Conductor::powerAction(const std::string& uuid, const std::string& target, int timeoutSeconds) {
+  TaskContext task;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return;
+    auto loaded = loadTask(**tx, uuid);
+    if (!loaded) return;
+    task = std::move(*loaded);
+  }
+  auto driver = driverFor(task.node);
+  Result<void> done = driver ? Result<void>() : std::unexpected(driver.error());
+  if (driver) {
+    task.driver = &*driver;
+    const auto timeout = std::chrono::seconds(timeoutSeconds);
+    if (target == "rebooting" || target == "soft rebooting") {
+      done = driver->power->reboot(task, target == "soft rebooting", timeout);
+    } else {
+      done = driver->power->setPowerState(task, target, timeout);
+    }
+    if (done) {
+      if (auto state = driver->power->getPowerState(task)) task.node.setText(kNodePowerState, *state);
+    }
+  }
+  if (!done) {
+    task.node.setText(kNodeLastError, "Failed to change power state to '" + target + "': " +
+                                          done.error().message);
+    task.log.error("power action failed", {{"target", target}, {"error", done.error().message}});
+  } else {
+    task.log.info("power state changed", {{"power_state", task.node.str(kNodePowerState)}});
+  }
+  task.node.setNull(kNodeTargetPowerState);
+  task.node.setNull(kNodeReservation);
+  if (auto saved = saveInNewTransaction(task); !saved) {
+    task.log.error("cannot record power state", {{"error", saved.error().message}});
+  }
+}
+
+Result<ManagementInterface::BootDevice> Conductor::getBootDevice(const std::string& uuid) {
+  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+  tx.reset();
+  auto driver = KILN_TRY(driverFor(task.node));
+  task.driver = &driver;
+  if (auto reason = driver.management->validate(task)) {
+    return invalid("Failed to validate management for node " + uuid + ": " + *reason);
+  }
+  return driver.management->getBootDevice(task);
+}
+
+Result<void> Conductor::setBootDevice(const std::string& uuid, const std::string& device,
+                                      bool persistent) {
+  TaskContext task;
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    task = KILN_TRY(loadTask(*tx, uuid));
+    if (!task.node[kNodeReservation].isNull()) return conflict(lockedMessage(task.node));
+    task.node.setText(kNodeReservation, host());
+    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+  }
+  auto run = [&]() -> Result<void> {
+    auto driver = KILN_TRY(driverFor(task.node));
+    task.driver = &driver;
+    if (auto reason = driver.management->validate(task)) {
+      return invalid("Failed to validate management for node " + uuid + ": " + *reason);
+    }
+    const auto supported = driver.management->supportedBootDevices(task);
+    if (std::find(supported.begin(), supported.end(), device) == supported.end()) {
+      return invalid("Invalid boot device " + device + " specified.");
+    }
+    return driver.management->setBootDevice(task, device, persistent);
+  };
+  Result<void> result = run();
+  task.node.setNull(kNodeReservation);
+  KILN_TRY_VOID(saveInNewTransaction(task));
+  return result;
+}
+
+Result<std::vector<std::string>> Conductor::supportedBootDevices(const std::string& uuid) {
+  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+  auto driver = KILN_TRY(driverFor(task.node));
+  task.driver = &driver;
+  return driver.management->supportedBootDevices(task);
+}
+
+Result<void> Conductor::resume(const std::string& uuid, bool stepFinished) {
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    const std::string s = task.node.str(kNodeProvisionState);
+    if (s != state::kCleanWait && s != state::kDeployWait) {
+      return conflict("Node " + uuid + " is not waiting (state \"" + s + "\").");
+    }
+    if (!task.node[kNodeReservation].isNull()) return conflict(lockedMessage(task.node));
+    const StepKind kind = s == state::kCleanWait ? StepKind::Clean : StepKind::Deploy;
+    if (stepFinished) task.internalInfo[keysFor(kind).completed] = true;
+    task.internalInfo.erase("wait_until");
+    transition(task, "resume");
+    task.node.setText(kNodeReservation, host());
+    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+  }
+  pool_->submit([this, uuid] { advance(uuid); });
+  return {};
+}
+
+Result<CleaningStepsView> Conductor::cleaningSteps(const std::string& uuid, int minPriority) {
+  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+  auto driver = KILN_TRY(driverFor(task.node));
+  const json* agent = task.internalInfo.contains("agent_cached_clean_steps")
+                          ? &task.internalInfo["agent_cached_clean_steps"]
+                          : nullptr;
+  CleaningStepsView view;
+  for (auto& s : availableSteps(driver, StepKind::Clean, overrides_, agent)) {
+    if (s.requiresRamdisk && !agent) {
+      view.complete = false;  // the agent has not reported its steps yet
+      continue;
+    }
+    if (s.priority >= minPriority) view.steps.push_back(std::move(s));
+  }
+  std::stable_sort(view.steps.begin(), view.steps.end(), [](const AvailableStep& a, const AvailableStep& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    return interfacePriority(a.interface) > interfacePriority(b.interface);
+  });
+  return view;
+}
+
+Result<void> Conductor::validateTemplates(Transaction& tx, const Record& node,
+                                          const std::vector<std::string>& traits) {
+  if (traits.empty()) return {};
+  ListQuery q;
+  q.limit = 0;
+  q.filters.push_back({ListFilter::Op::In, kDtName, {}, traits});
+  auto templates = KILN_TRY(tx.deployTemplates().list(q));
+  if (templates.empty()) return {};
+  auto driver = KILN_TRY(driverFor(node));
+  const auto available = availableSteps(driver, StepKind::Deploy, overrides_);
+  std::vector<std::string> errors;
+  for (const auto& t : templates) {
+    std::vector<TemplateStep> steps;
+    for (const auto& s : json::parse(t.str(kDtSteps))) steps.push_back({s, t.str(kDtName)});
+    if (auto plan = deployPlan(available, steps, json()); !plan) errors.push_back(plan.error().message);
+  }
+  if (errors.empty()) return {};
+  std::string msg;
+  for (const auto& e : errors) msg += (msg.empty() ? "" : "; ") + e;
+  return invalid(msg);
+}
+
+Result<std::vector<InterfaceValidation>> Conductor::validateNode(const std::string& uuid) {
+  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+  const Record& node = task.node;
+  const std::string& driverName = node.str(kNodeDriver);
+  const EnabledHardwareType* hw = deps_.drivers.find(driverName);
+  auto driver = hw ? deps_.interfaces.resolve(node) : Result<NodeDriver>(std::unexpected(Error{}));
+  if (driver) task.driver = &*driver;
+  std::vector<InterfaceValidation> out;
+  for (const auto& info : kInterfaceTypes) {
+    if (info.type == InterfaceType::Vendor) continue;
+    InterfaceValidation v{info.type, true, std::nullopt};
+    const std::string& impl = node.str(nodeInterfaceField(info.type));
+    HardwareInterface* object = driver ? driver->get(info.type) : nullptr;
+    if (!hw) {
+      v.reason = DriverRegistry::unknownDriverMessage(driverName);
+    } else if (impl.empty()) {
+      v.reason = "No " + std::string(info.name) + " interface is set on the node.";
+    } else if (auto enabled = deps_.drivers.checkInterface(*hw, info.type, impl); !enabled) {
+      // The implementation was disabled (or the hardware type changed) after enrollment.
+      v.reason = enabled.error().message;
+    } else if (!object) {
+      v.reason = "No implementation of the " + std::string(info.name) + " interface named " + impl + ".";
+    } else if (object->isNoop()) {
+      v.reason = "Driver " + driverName + " does not support " + std::string(info.name) +
+                 " (disabled or not implemented).";
+    } else if (auto reason = object->validate(task)) {
+      v.reason = std::move(reason);
+    } else if (info.type == InterfaceType::Deploy) {
+      if (auto traits = checkInstanceTraits(node, task.traits); !traits) {
+        v.reason = traits.error().message;
+      } else if (auto templates = validateTemplates(*tx, node, task.traits); !templates) {
+        v.reason = "Deploy templates enabled on the node (by its traits) are not supported: " +
+                   templates.error().message;
+      }
+    } else if (info.type == InterfaceType::Raid) {
+      const json target = parseObject(node, kNodeTargetRaidConfig);
+      if (!target.empty()) {
+        if (auto parsed = parseRaidConfig(target); !parsed) v.reason = parsed.error().message;
+      }
+    }
+    v.result = !v.reason.has_value();
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+// ---- flows ------------------------------------------------------------------------------------
+
+void Conductor::advance(const std::string& uuid) {
+  for (int guard = 0; guard < 10000; ++guard) {
+    auto next = advanceOnce(uuid);
+    if (!next) {
+      // An unexpected failure (database, programming error): record it and release the node
+      // rather than leaving it locked.
+      log_.error("conductor error", {{"node", uuid}, {"error", next.error().message}});
+      auto tx = deps_.storage.begin(Mode::Write);
+      if (!tx) return;
+      auto task = loadTask(**tx, uuid);
+      if (!task) return;
+      task->node.setText(kNodeLastError, "Internal error: " + next.error().message);
+      if (isWorkingState(task->node.str(kNodeProvisionState))) transition(*task, "fail");
+      task->node.setNull(kNodeTargetProvisionState);
+      task->node.setNull(kNodeReservation);
+      if (saveTask(**tx, *task)) (void)(*tx)->commit();
+      return;
+    }
+    if (*next == Next::Stop) return;
+  }
+}
+
+Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid) {
+  TaskContext task;
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+    task = KILN_TRY(loadTask(*tx, uuid));
+  }
+  if (task.node.str(kNodeReservation) != host()) return Next::Stop;  // not ours (any more)
+  auto driver = KILN_TRY(driverFor(task.node));
+  task.driver = &driver;
+  const std::string s = task.node.str(kNodeProvisionState);
+  if (s == state::kVerifying) return doVerify(task);
+  if (s == state::kCleaning) return doCleaning(task);
+  if (s == state::kDeploying) return doDeploying(task);
+  if (s == state::kDeleting) return doDeleting(task);
+  if (s == state::kInspecting) return doInspecting(task);
+  if (s == state::kAdopting) return doAdopting(task);
+  task.node.setNull(kNodeReservation);
+  KILN_TRY_VOID(saveInNewTransaction(task));
+  return Next::Stop;
+}
+
+Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string& message) {
+  const std::string from = task.node.str(kNodeProvisionState);
+  task.log.error("provisioning failed", {{"state", from}, {"error", message}});
+  if (from == state::kCleaning || from == state::kCleanWait) {
+    if (auto r = task.driver->deploy->tearDownCleaning(task); !r) {
+      task.log.warning("tear down after failed cleaning failed", {{"error", r.error().message}});
+    }
+    task.node.setText(kNodeCleanStep, "{}");
+  }
+  transition(task, "fail");
+  task.node.setText(kNodeLastError, message);
+  task.node.setNull(kNodeTargetProvisionState);
+  task.node.setNull(kNodeReservation);
+  task.internalInfo.erase("wait_until");
+  KILN_TRY_VOID(saveInNewTransaction(task));
+  return Next::Stop;
+}
+
+Result<Conductor::Next> Conductor::doVerify(TaskContext& task) {
+  if (auto reason = task.driver->power->validate(task)) {
+    return failFlow(task, "Failed to verify node " + task.uuid() + ": " + *reason);
+  }
+  auto power = task.driver->power->getPowerState(task);
+  if (!power) {
+    return failFlow(task, "Failed to verify node " + task.uuid() + ": cannot read its power state: " +
+                              power.error().message);
+  }
+  task.node.setText(kNodePowerState, *power);
+  transition(task, "done");
+  task.node.setNull(kNodeTargetProvisionState);
+  task.node.setNull(kNodeReservation);
+  KILN_TRY_VOID(saveInNewTransaction(task));
+  return Next::Stop;
+}
+
+Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
+  json& info = task.internalInfo;
+  if (!info.contains("clean_steps")) {
+    const bool manual = info.contains("clean_steps_requested");
+    const Value& nodeSetting = task.node[kNodeAutomatedClean];
+    const bool enabled = nodeSetting.isNull() ? deps_.config.automatedClean : nodeSetting.b;
+    if (!manual && !enabled) {
+      task.log.info("automated cleaning disabled");
+      return finishCleaning(task);
+    }
+    const json* agent = info.contains("agent_cached_clean_steps") ? &info["agent_cached_clean_steps"] : nullptr;
+    const auto available = availableSteps(*task.driver, StepKind::Clean, overrides_, agent);
+    std::vector<PlannedStep> plan;
+    if (manual) {
+      auto planned = manualCleanPlan(info["clean_steps_requested"], available);
+      if (!planned) {
+        return failFlow(task, "Failed to validate the clean steps of node " + task.uuid() + ": " +
+                                  planned.error().message);
+      }
+      plan = std::move(*planned);
+    } else {
+      plan = automatedCleanPlan(available);
+    }
+    json steps = json::array();
+    for (const auto& p : plan) steps.push_back(p.toJson());
+    info["clean_steps"] = steps;
+    info.erase("clean_step_index");
+    info.erase("clean_step_completed");
+    KILN_TRY_VOID(saveInNewTransaction(task));
+    // In-band steps need the agent: the deploy interface boots it and the node waits for it.
+    const bool inBand = std::any_of(plan.begin(), plan.end(), [](const PlannedStep& p) { return p.requiresRamdisk; });
+    if (inBand) {
+      auto prepared = task.driver->deploy->prepareCleaning(task);
+      if (!prepared) {
+        return failFlow(task, "Failed to prepare node " + task.uuid() + " for cleaning: " +
+                                  prepared.error().message);
+      }
+      if (*prepared == StepResult::Wait) {
+        transition(task, "wait");
+        task.node.setNull(kNodeReservation);
+        KILN_TRY_VOID(saveInNewTransaction(task));
+        return Next::Stop;
+      }
+    }
+    return Next::Continue;
+  }
+  return runNextStep(task, StepKind::Clean);
+}
+
+Result<Conductor::Next> Conductor::finishCleaning(TaskContext& task) {
+  const bool manual = task.internalInfo.contains("clean_steps_requested");
+  if (auto r = task.driver->deploy->tearDownCleaning(task); !r) {
+    return failFlow(task, "Failed to tear down cleaning of node " + task.uuid() + ": " + r.error().message);
+  }
+  // Kiln keeps the last run's clean_steps for inspection; the index bookkeeping goes.
+  json& info = task.internalInfo;
+  info.erase("clean_step_index");
+  info.erase("clean_step_completed");
+  info.erase("clean_steps_requested");
+  info.erase("abort_after");
+  info.erase("wait_until");
+  task.node.setText(kNodeCleanStep, "{}");
+  transition(task, manual ? "manage" : "done");
+  task.node.setNull(kNodeTargetProvisionState);
+  task.node.setNull(kNodeReservation);
+  KILN_TRY_VOID(saveInNewTransaction(task));
+  return Next::Stop;
+}
+
+Result<Conductor::Next> Conductor::doDeploying(TaskContext& task) {
+  json& info = task.internalInfo;
+  if (!info.contains("deploy_steps")) {
+    // Deploy templates named by the instance traits extend the driver's steps.
+    std::vector<TemplateStep> templateSteps;
+    if (auto it = task.instanceInfo.find("traits"); it != task.instanceInfo.end() && it->is_array()) {
+      std::vector<std::string> names;
+      for (const auto& t : *it) {
+        if (t.is_string()) names.push_back(t.get<std::string>());
+      }
+      if (!names.empty()) {
+        auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+        ListQuery q;
+        q.limit = 0;
+        q.filters.push_back({ListFilter::Op::In, kDtName, {}, names});
+        // Templates apply in the order the instance traits name them.
+        auto templates = KILN_TRY(tx->deployTemplates().list(q));
+        for (const auto& name : names) {
+          for (const auto& t : templates) {
+            if (t.str(kDtName) != name) continue;
+            for (const auto& s : json::parse(t.str(kDtSteps))) templateSteps.push_back({s, name});
+          }
+        }
+      }
+    }
+    const json user = info.contains("user_deploy_steps") ? info["user_deploy_steps"] : json();
+    const json* agent = info.contains("agent_cached_deploy_steps") ? &info["agent_cached_deploy_steps"] : nullptr;
+    const auto available = availableSteps(*task.driver, StepKind::Deploy, overrides_, agent);
+    auto plan = deployPlan(available, templateSteps, user);
+    if (!plan) {
+      return failFlow(task, "Failed to plan the deployment of node " + task.uuid() + ": " +
+                                plan.error().message);
+    }
+    json steps = json::array();
+    for (const auto& p : *plan) steps.push_back(p.toJson());
+    info["deploy_steps"] = steps;
+    info.erase("deploy_step_index");
+    info.erase("deploy_step_completed");
+    KILN_TRY_VOID(saveInNewTransaction(task));
+    return Next::Continue;
+  }
+  return runNextStep(task, StepKind::Deploy);
+}
+
+Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind) {
+  const FlowKeys& keys = keysFor(kind);
+  json& info = task.internalInfo;
+  const json& steps = info[keys.steps];
+  int index = info.contains(keys.index) && info[keys.index].is_number_integer() ? info[keys.index].get<int>() : -1;
+  if (index >= 0 && info.value(keys.completed, false)) {
+    ++index;
+    info.erase(keys.completed);
+    if (kind == StepKind::Clean && info.value("abort_after", false)) {
+      // An abort was requested while a non-abortable step ran.
+      info.erase("abort_after");
+      task.node.setText(kNodeCleanStep, "{}");
+      return failFlow(task, "By request, the clean operation was aborted for node " + task.uuid() +
+                                " after the step that was running finished.");
+    }
+  }
+  if (index < 0) index = 0;
+  if (index >= static_cast<int>(steps.size())) {
+    if (kind == StepKind::Clean) return finishCleaning(task);
+    // Deployment finished. Kiln keeps deploy_steps (the merged, ordered plan) for inspection.
+    info.erase(keys.index);
+    info.erase(keys.completed);
+    info.erase("user_deploy_steps");
+    task.node.setText(kNodeDeployStep, "{}");
+    transition(task, "done");
+    task.node.setNull(kNodeTargetProvisionState);
+    task.node.setNull(kNodeReservation);
+    KILN_TRY_VOID(saveInNewTransaction(task));
+    return Next::Stop;
+  }
+  auto step = KILN_TRY(PlannedStep::fromJson(steps[static_cast<size_t>(index)]));
+  info[keys.index] = index;
+  task.node.setText(keys.currentField, dumpJson(steps[static_cast<size_t>(index)]));
+  KILN_TRY_VOID(saveInNewTransaction(task));
+  task.log.info(kind == StepKind::Clean ? "running clean step" : "running deploy step",
+                {{"step", step.key()}, {"index", std::to_string(index)}});
+
+  auto result = executeStep(task, step);
+  if (!result) {
+    const std::string what = kind == StepKind::Clean ? "cleaning" : "deployment";
+    // The failed step stays in deploy_step (deployment steps spec); clean_step is cleared.
+    return failFlow(task, "Node " + task.uuid() + " failed " + what + " step " + step.key() + ": " +
+                              result.error().message);
+  }
+  if (*result == StepResult::Wait) {
+    transition(task, "wait");
+    task.node.setNull(kNodeReservation);
+    KILN_TRY_VOID(saveInNewTransaction(task));
+    return Next::Stop;
+  }
+  info[keys.completed] = true;
+  KILN_TRY_VOID(saveInNewTransaction(task));
+  return Next::Continue;
+}
+
+Result<StepResult> Conductor::executeStep(TaskContext& task, const PlannedStep& step) {
+  const auto timeout = std::chrono::seconds(deps_.config.powerStateChangeTimeout);
+  if (step.interface == "power" && step.step == "power_on") {
+    KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOn, timeout));
+    task.node.setText(kNodePowerState, std::string(state::kPowerOn));
+    return StepResult::Done;
+  }
+  if (step.interface == "power" && step.step == "power_off") {
+    KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOff, timeout));
+    task.node.setText(kNodePowerState, std::string(state::kPowerOff));
+    return StepResult::Done;
+  }
+  if (step.interface == "power" && step.step == "reboot") {
+    KILN_TRY_VOID(task.driver->power->reboot(task, false, timeout));
+    task.node.setText(kNodePowerState, std::string(state::kPowerOn));
+    return StepResult::Done;
+  }
+  if (step.interface == "deploy" && step.step == "wait") {
+    const json& seconds = step.args.contains("seconds") ? step.args["seconds"] : json();
+    if (!seconds.is_number_integer() || seconds.get<int64_t>() < 0) {
+      return invalid("deploy.wait needs an integer seconds argument >= 0");
+    }
+    const auto until = std::chrono::system_clock::to_time_t(deps_.clock.now()) + seconds.get<int64_t>();
+    task.internalInfo["wait_until"] = static_cast<int64_t>(until);
+    return StepResult::Wait;
+  }
+  for (const auto* impl : task.driver->byType) {
+    for (const auto& def : impl->steps()) {
+      if (def.interface != step.interface || def.name != step.step) continue;
+      if (!def.handler) {
+        return fail(ErrorCode::Unimplemented,
+                    "step " + step.key() + " runs in the agent, which is not connected");
+      }
+      return def.handler(task, step.args);
+    }
+  }
+  return invalid("the node's interfaces do not offer step " + step.key());
+}
+
+Result<Conductor::Next> Conductor::doDeleting(TaskContext& task) {
+  if (auto r = task.driver->deploy->tearDown(task); !r) {
+    return failFlow(task, "Failed to tear down node " + task.uuid() + ": " + r.error().message);
+  }
+  // The instance is gone: forget it, and the previous deployment's bookkeeping.
+  task.instanceInfo = json::object();
+  task.node.setNull(kNodeInstanceUuid);
+  clearFlow(task.internalInfo, StepKind::Deploy);
+  task.internalInfo.erase("deploy_steps");
+  task.node.setText(kNodeDeployStep, "{}");
+  clearFlow(task.internalInfo, StepKind::Clean);
+  task.node.setText(kNodeCleanStep, "{}");
+  transition(task, "done");  // deleting -> cleaning (automated cleaning, if enabled)
+  FieldMask extra;
+  extra.set(kNodeInstanceInfo).set(kNodeInstanceUuid);
+  KILN_TRY_VOID(saveInNewTransaction(task, extra));
+  return Next::Continue;
+}
+
+Result<Conductor::Next> Conductor::doInspecting(TaskContext& task) {
+  auto result = task.driver->inspect->inspectHardware(task);
+  if (!result) {
+    return failFlow(task, "Failed to inspect node " + task.uuid() + ": " + result.error().message);
+  }
+  if (*result == StepResult::Wait) {
+    transition(task, "wait");
+  } else {
+    task.node.setText(kNodeInspectionFinishedAt, formatIsoTime(deps_.clock.now()));
+    transition(task, "done");
+    task.node.setNull(kNodeTargetProvisionState);
+  }
+  task.node.setNull(kNodeReservation);
+  FieldMask extra;
+  extra.set(kNodeProperties);
+  KILN_TRY_VOID(saveInNewTransaction(task, extra));
+  return Next::Stop;
+}
+
+Result<Conductor::Next> Conductor::doAdopting(TaskContext& task) {
+  for (auto type : {InterfaceType::Power, InterfaceType::Deploy, InterfaceType::Boot}) {
+    if (auto reason = task.driver->get(type)->validate(task)) {
+      return failFlow(task, "Failed to adopt node " + task.uuid() + ": " +
+                                std::string(interfaceInfo(type).name) + ": " + *reason);
+    }
+  }
+  if (auto r = task.driver->boot->prepareInstance(task); !r) {
+    return failFlow(task, "Failed to adopt node " + task.uuid() + ": " + r.error().message);
+  }
+  transition(task, "done");
+  task.node.setNull(kNodeTargetProvisionState);
+  task.node.setNull(kNodeReservation);
+  KILN_TRY_VOID(saveInNewTransaction(task));
+  return Next::Stop;
+}
+
+// ---- periodic work and recovery -----------------------------------------------------------------
+
+void Conductor::runPeriodicTasks() {
+  checkWaitingNodes();
+  const int interval = deps_.config.syncPowerStateInterval;
+  if (interval > 0) {
+    const auto now = deps_.clock.monotonic();
+    if (!powerSyncDone_ || now - lastPowerSync_ >= std::chrono::seconds(interval)) {
+      powerSyncDone_ = true;
+      lastPowerSync_ = now;
+      syncPowerStates();
+    }
+  }
+}
+
+void Conductor::checkWaitingNodes() {
+  std::vector<Record> waiting;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return;
+    ListQuery q;
+    q.limit = 0;
+    q.filters.push_back({ListFilter::Op::In, kNodeProvisionState, {},
+                         {std::string(state::kCleanWait), std::string(state::kDeployWait)}});
+    auto nodes = (*tx)->nodes().list(q);
+    if (!nodes) return;
+    waiting = std::move(*nodes);
+  }
+  const auto now = deps_.clock.now();
+  const auto nowSeconds = std::chrono::system_clock::to_time_t(now);
+  for (const auto& node : waiting) {
+    if (!node[kNodeReservation].isNull()) continue;
+    const json info = parseObject(node, kNodeDriverInternalInfo);
+    if (info.contains("wait_until") && info["wait_until"].is_number_integer()) {
+      if (info["wait_until"].get<int64_t>() <= nowSeconds) (void)resume(node.uuid(), true);
+      continue;
+    }
+    const bool clean = node.str(kNodeProvisionState) == state::kCleanWait;
+    const int timeout = clean ? deps_.config.cleanCallbackTimeout : deps_.config.deployCallbackTimeout;
+    if (timeout <= 0 || node[kNodeProvisionUpdatedAt].isNull()) continue;
+    std::tm tm{};
+    const std::string& since = node.str(kNodeProvisionUpdatedAt);
+    if (!strptime(since.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) continue;
+    const time_t sinceSeconds = timegm(&tm);
+    if (nowSeconds - sinceSeconds < timeout) continue;
+    // Timed out: fail the node under its lock, naming the step it waited in.
+    auto tx = deps_.storage.begin(Mode::Write);
+    if (!tx) continue;
+    auto task = loadTask(**tx, node.uuid());
+    if (!task || !task->node[kNodeReservation].isNull() ||
+        task->node.str(kNodeProvisionState) != node.str(kNodeProvisionState)) {
+      continue;
+    }
+    task->node.setText(kNodeReservation, host());
+    if (!saveTask(**tx, *task) || !(*tx)->commit()) continue;
+    tx->reset();
+    auto driver = driverFor(task->node);
+    if (!driver) continue;
+    task->driver = &*driver;
+    const json current = parseObject(task->node, clean ? kNodeCleanStep : kNodeDeployStep);
+    const std::string step = current.empty() ? "(none yet)" : stepName(current);
+    (void)failFlow(*task, clean ? "Timeout reached while cleaning the node. Please check if the "
+                                  "ramdisk responsible for the cleaning is running on the node. "
+                                  "Failed on step " + step + "."
+                                : "Timeout reached while waiting for callback for node " +
+                                      task->uuid() + " in deploy step " + step + ".");
+  }
+}
+
+void Conductor::syncPowerStates() {
+  std::vector<Record> nodes;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return;
+    ListQuery q;
+    q.limit = 0;
+    q.filters.push_back({ListFilter::Op::Equals, kNodeMaintenance, Value::boolean(false), {}});
+    q.filters.push_back({ListFilter::Op::IsNull, kNodeReservation, {}, {}});
+    auto listed = (*tx)->nodes().list(q);
+    if (!listed) return;
+    nodes = std::move(*listed);
+  }
+  for (const auto& n : nodes) {
+    if (!deps_.drivers.find(n.str(kNodeDriver))) continue;
+    TaskContext task;
+    {
+      auto tx = deps_.storage.begin(Mode::Read);
+      if (!tx) return;
+      auto loaded = loadTask(**tx, n.uuid());
+      if (!loaded) continue;
+      task = std::move(*loaded);
+    }
+    auto driver = driverFor(task.node);
+    if (!driver || driver->power->validate(task)) continue;  // not set up for power yet
+    task.driver = &*driver;
+    auto observed = driver->power->getPowerState(task);
+    auto tx = deps_.storage.begin(Mode::Write);
+    if (!tx) return;
+    auto current = loadTask(**tx, n.uuid());
+    if (!current || !current->node[kNodeReservation].isNull() || current->node.flag(kNodeMaintenance)) continue;
+    const int failures = current->internalInfo.value("power_sync_failures", 0);
+    FieldMask extra;
+    if (!observed) {
+      current->internalInfo["power_sync_failures"] = failures + 1;
+      if (failures + 1 >= deps_.config.powerStateSyncMaxRetries) {
+        current->node.setBool(kNodeMaintenance, true);
+        current->node.setText(kNodeMaintenanceReason,
+                              "During sync_power_state, max retries exceeded for node " + n.uuid() +
+                                  ". Switching node to maintenance mode. Error: " + observed.error().message);
+        current->node.setText(kNodeFault, "power failure");
+        current->internalInfo.erase("power_sync_failures");
+        extra.set(kNodeMaintenance).set(kNodeMaintenanceReason);
+        current->log.error("power state sync failed; node put in maintenance",
+                           {{"error", observed.error().message}});
+      }
+    } else {
+      current->internalInfo.erase("power_sync_failures");
+      const auto recorded = current->node.optStr(kNodePowerState);
+      if (!recorded) {
+        current->node.setText(kNodePowerState, *observed);
+      } else if (*recorded != *observed) {
+        if (deps_.config.forcePowerStateDuringSync) {
+          current->log.warning("power state differs from the recorded one; restoring it",
+                               {{"recorded", *recorded}, {"observed", *observed}});
+          current->driver = &*driver;
+          if (auto r = driver->power->setPowerState(*current, *recorded, std::chrono::seconds(deps_.config.powerStateChangeTimeout)); !r) {
+            current->node.setText(kNodePowerState, *observed);
+          }
+        } else {
+          current->log.warning("power state changed outside Kiln",
+                               {{"recorded", *recorded}, {"observed", *observed}});
+          current->node.setText(kNodePowerState, *observed);
+        }
+      } else {
+        continue;
+      }
+    }
+    if (saveTask(**tx, *current, extra)) (void)(*tx)->commit();
+  }
+}
+
+void Conductor::recoverInterruptedNodes() {
+  std::vector<Record> nodes;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return;
+    ListQuery q;
+    q.limit = 0;
+    auto listed = (*tx)->nodes().list(q);
+    if (!listed) return;
+    nodes = std::move(*listed);
+  }
+  for (const auto& n : nodes) {
+    const std::string s = n.str(kNodeProvisionState);
+    const bool working = isWorkingState(s);
+    if (!working && n[kNodeReservation].isNull() && n[kNodeTargetPowerState].isNull()) continue;
+    auto tx = deps_.storage.begin(Mode::Write);
+    if (!tx) return;
+    auto task = loadTask(**tx, n.uuid());
+    if (!task) continue;
+    Record& node = task->node;
+    if (working) {
+      const json clean = parseObject(node, kNodeCleanStep);
+      const json deploy = parseObject(node, kNodeDeployStep);
+      const json& step = s == state::kCleaning ? clean : deploy;
+      std::string msg = "kiln-server stopped while the node was " + s;
+      if (!step.empty()) msg += " (at step " + stepName(step) + ")";
+      msg += "; the operation was not completed. ";
+      if (s == state::kCleaning) msg += "Use \"manage\" and try again.";
+      else if (s == state::kDeploying) msg += "Deploy again or undeploy.";
+      else if (s == state::kDeleting) msg += "Undeploy again.";
+      else if (s == state::kVerifying) msg += "Use \"manage\" again.";
+      else if (s == state::kInspecting) msg += "Inspect again or use \"manage\".";
+      else msg += "Adopt again or use \"manage\".";
+      transition(*task, "fail");
+      node.setText(kNodeLastError, msg);
+      node.setNull(kNodeTargetProvisionState);
+      if (s == state::kCleaning) node.setText(kNodeCleanStep, "{}");
+      log_.warning("failed a node interrupted by a restart", {{"node", n.uuid()}, {"state", s}});
+    }
+    if (!node[kNodeTargetPowerState].isNull()) {
+      if (node[kNodeLastError].isNull()) {
+        node.setText(kNodeLastError, "kiln-server stopped during a power action (target " +
+                                         node.str(kNodeTargetPowerState) + "); retry it.");
+      }
+      node.setNull(kNodeTargetPowerState);
+    }
+    node.setNull(kNodeReservation);
+    if (saveTask(**tx, *task)) (void)(*tx)->commit();
+  }
+}
+
+void Conductor::periodicLoop() {
+  std::unique_lock<std::mutex> lock(periodicMutex_);
+  while (!stopping_) {
+    periodicWake_.wait_for(lock, std::chrono::seconds(deps_.config.periodicInterval),
+                           [this] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+    runPeriodicTasks();
+    lock.lock();
+  }
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,153 @@
+// File: server/conductor/conductor.h
+//
+// The conductor inside kiln-server (architecture principle 4): API handlers validate, call one
+// of the request methods below (which check the node's reservation and state, commit the
+// transition and queue the work) and answer 202; worker threads then run the flow under the
+// node's reservation, one unit of work per transaction, and a periodic pass handles timers
+// (wait steps, callback timeouts, power-state sync).
+//
+// Every transition is committed before it is acted on. At start-up, nodes a stopped server
+// left mid-flow are failed with a last_error saying where they stopped; nodes parked in a wait
+// state stay there and resume (or time out) as usual.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/conductor/step_planner.h"
+#include "server/conductor/worker_pool.h"
+#include "server/config.h"
+#include "server/drivers/driver_registry.h"
+#include "server/drivers/interface_registry.h"
+#include "server/drivers/node_validation.h"
+#include "server/storage/storage.h"
+#include "shared/core/clock.h"
+#include "shared/core/log.h"
+
+namespace kiln::server {
+
+/// The parts of PUT /v1/nodes/{id}/states/provision the conductor needs.
+struct ProvisionRequest {
+  std::string verb;  ///< as sent: active, deploy, rebuild, deleted, undeploy, manage, ...
+  std::optional<nlohmann::json> cleanSteps;   ///< for "clean"
+  std::optional<nlohmann::json> deploySteps;  ///< for active/deploy/rebuild (1.69)
+  std::optional<nlohmann::json> configdrive;  ///< for active/deploy/rebuild
+};
+
+/// GET /v1/nodes/{id}/cleaning/steps (manual cleaning spec).
+struct CleaningStepsView {
+  bool complete = true;  ///< false: in-band steps are not known yet (202 + Retry-Request-After)
+  std::vector<AvailableStep> steps;  ///< sorted by priority, descending
+};
+
+class Conductor {
+ public:
+  struct Deps {
+    Storage& storage;
+    const InterfaceRegistry& interfaces;
+    const DriverRegistry& drivers;
+    const Config& config;
+    const Clock& clock;
+  };
+
+  explicit Conductor(Deps deps);
+  ~Conductor();
+
+  /// Recovers nodes a previous process left mid-flow, then starts the workers and, when
+  /// `periodicThread` is set and [conductor] periodic_interval > 0, the periodic thread.
+  Result<void> start(bool periodicThread = true);
+  /// Stops the periodic thread and the workers (running units finish). Idempotent.
+  void stop();
+
+  /// Starts a provision action (verbs and rules in docs/ironic-api.md §6). InvalidArgument for
+  /// a verb not valid in the node's state, Conflict when the node is locked.
+  Result<void> provision(const std::string& nodeUuid, const ProvisionRequest& request);
+  /// Starts a power action: "power on", "power off", "rebooting", "soft power off",
+  /// "soft rebooting".
+  Result<void> changePower(const std::string& nodeUuid, const std::string& target,
+                           std::optional<int> timeoutSeconds);
+  /// Boot device through the node's management interface (synchronous, under the lock).
+  Result<ManagementInterface::BootDevice> getBootDevice(const std::string& nodeUuid);
+  Result<void> setBootDevice(const std::string& nodeUuid, const std::string& device,
+                             bool persistent);
+  Result<std::vector<std::string>> supportedBootDevices(const std::string& nodeUuid);
+
+  /// Resumes a node parked in "clean wait" or "wait call-back". `stepFinished`: the current
+  /// asynchronous step completed (the next one runs); false re-runs the current one.
+  Result<void> resume(const std::string& nodeUuid, bool stepFinished);
+
+  /// The node's clean steps with priority >= minPriority.
+  Result<CleaningStepsView> cleaningSteps(const std::string& nodeUuid, int minPriority);
+
+  /// GET /v1/nodes/{id}/validate: every non-vendor interface's verdict. The deploy entry also
+  /// applies the instance-traits rule and checks the enabled deploy templates' steps.
+  Result<std::vector<InterfaceValidation>> validateNode(const std::string& nodeUuid);
+
+  /// The deploy steps the node's enabled deploy templates (names among its traits) add,
+  /// checked against the node's interfaces: InvalidArgument explaining what is unsupported.
+  Result<void> validateTemplates(Transaction& tx, const Record& node,
+                                 const std::vector<std::string>& traits);
+
+  /// One pass of the periodic work at the clock's current time: finished wait steps, callback
+  /// timeouts, and (when due) the power-state sync.
+  void runPeriodicTasks();
+  /// Blocks until no conductor work is queued or running (tests).
+  void waitIdle();
+
+  /// The node's interface implementations.
+  Result<NodeDriver> driverFor(const Record& node) const;
+  /// Priority overrides from configuration.
+  const PriorityOverrides& overrides() const { return overrides_; }
+  /// This conductor's name (the reservation it writes).
+  const std::string& host() const { return deps_.config.host; }
+
+ private:
+  enum class Next { Continue, Stop };
+
+  void advance(const std::string& uuid);
+  Result<Next> advanceOnce(const std::string& uuid);
+  Result<Next> doVerify(TaskContext& task);
+  Result<Next> doCleaning(TaskContext& task);
+  Result<Next> doDeploying(TaskContext& task);
+  Result<Next> doDeleting(TaskContext& task);
+  Result<Next> doInspecting(TaskContext& task);
+  Result<Next> doAdopting(TaskContext& task);
+  /// Runs the next step of the node's clean or deploy plan.
+  Result<Next> runNextStep(TaskContext& task, StepKind kind);
+  Result<StepResult> executeStep(TaskContext& task, const PlannedStep& step);
+  Result<Next> finishCleaning(TaskContext& task);
+  /// Moves the node to its failure state with last_error, releases it.
+  Result<Next> failFlow(TaskContext& task, const std::string& message);
+  void powerAction(const std::string& uuid, const std::string& target, int timeoutSeconds);
+
+  Result<TaskContext> loadTask(Transaction& tx, const std::string& uuid);
+  /// Writes the conductor-owned fields of task.node (plus `extra`) onto the stored row.
+  Result<void> saveTask(Transaction& tx, TaskContext& task, const FieldMask& extra = {});
+  Result<void> saveInNewTransaction(TaskContext& task, const FieldMask& extra = {});
+  void transition(TaskContext& task, std::string_view event);
+  void recoverInterruptedNodes();
+  void checkWaitingNodes();
+  void syncPowerStates();
+  void periodicLoop();
+
+  Deps deps_;
+  PriorityOverrides overrides_;
+  Logger log_{"conductor"};
+  std::unique_ptr<WorkerPool> pool_;
+  std::thread periodic_;
+  std::mutex periodicMutex_;
+  std::condition_variable periodicWake_;
+  bool stopping_ = false;
+  std::chrono::steady_clock::time_point lastPowerSync_{};
+  bool powerSyncDone_ = false;
+};
+
+}  // namespace kiln::server

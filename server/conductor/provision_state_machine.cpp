@@ -1,0 +1,116 @@
+#include "server/conductor/provision_state_machine.h"
+
+#include "server/model/provision_state.h"
+
+namespace kiln::server {
+namespace {
+
+using namespace state;
+
+// Ironic's transitions (ironic/common/states.py) for the states Kiln implements.
+constexpr StateTransition kTransitions[] = {
+    {kEnroll, "manage", kVerifying},
+    {kVerifying, "done", kManageable},
+    {kVerifying, "fail", kEnroll},
+
+    {kManageable, "provide", kCleaning},
+    {kManageable, "clean", kCleaning},
+    {kManageable, "inspect", kInspecting},
+    {kManageable, "adopt", kAdopting},
+
+    {kCleaning, "done", kAvailable},    // automated cleaning finished
+    {kCleaning, "manage", kManageable}, // manual cleaning finished
+    {kCleaning, "wait", kCleanWait},
+    {kCleaning, "fail", kCleanFailed},
+    {kCleanWait, "resume", kCleaning},
+    {kCleanWait, "fail", kCleanFailed},
+    {kCleanWait, "abort", kCleanFailed},
+    {kCleanFailed, "manage", kManageable},
+
+    {kAvailable, "deploy", kDeploying},
+    {kAvailable, "manage", kManageable},
+    {kDeploying, "done", kActive},
+    {kDeploying, "wait", kDeployWait},
+    {kDeploying, "fail", kDeployFailed},
+    {kDeployWait, "resume", kDeploying},
+    {kDeployWait, "fail", kDeployFailed},
+    {kDeployWait, "deleted", kDeleting},
+    {kDeployFailed, "deploy", kDeploying},
+    {kDeployFailed, "rebuild", kDeploying},
+    {kDeployFailed, "deleted", kDeleting},
+
+    {kActive, "rebuild", kDeploying},
+    {kActive, "deleted", kDeleting},
+    {kDeleting, "done", kCleaning},
+    {kDeleting, "fail", kError},
+    {kError, "rebuild", kDeploying},
+    {kError, "deleted", kDeleting},
+
+    {kInspecting, "done", kManageable},
+    {kInspecting, "wait", kInspectWait},
+    {kInspecting, "fail", kInspectFailed},
+    {kInspectWait, "done", kManageable},
+    {kInspectWait, "fail", kInspectFailed},
+    {kInspectWait, "abort", kInspectFailed},
+    {kInspectFailed, "inspect", kInspecting},
+    {kInspectFailed, "manage", kManageable},
+
+    {kAdopting, "done", kActive},
+    {kAdopting, "fail", kAdoptFailed},
+    {kAdoptFailed, "adopt", kAdopting},
+    {kAdoptFailed, "manage", kManageable},
+};
+
+}  // namespace
+
+std::span<const StateTransition> provisionTransitions() { return kTransitions; }
+
+std::optional<std::string_view> nextProvisionState(std::string_view from, std::string_view event) {
+  for (const auto& t : kTransitions) {
+    if (t.from == from && t.event == event) return t.to;
+  }
+  return std::nullopt;
+}
+
+std::string_view verbToEvent(std::string_view verb) {
+  if (verb == "active") return "deploy";
+  if (verb == "undeploy") return "deleted";
+  return verb;
+}
+
+std::optional<std::string_view> verbTarget(std::string_view verb) {
+  const auto event = verbToEvent(verb);
+  if (event == "manage" || event == "clean" || event == "inspect") return kManageable;
+  if (event == "provide" || event == "deleted") return kAvailable;
+  if (event == "deploy" || event == "rebuild" || event == "adopt") return kActive;
+  return std::nullopt;
+}
+
+std::optional<int> verbSince(std::string_view verb) {
+  if (verb == "active" || verb == "deleted" || verb == "rebuild") return 1;
+  if (verb == "manage" || verb == "provide") return 4;
+  if (verb == "inspect") return 6;
+  if (verb == "abort") return 13;
+  if (verb == "clean") return 15;
+  if (verb == "adopt") return 17;
+  if (verb == "deploy" || verb == "undeploy") return 73;
+  return std::nullopt;
+}
+
+std::string provisionStatesDot() {
+  std::string out =
+      "// Generated from server/conductor/provision_state_machine.cpp by the test\n"
+      "// \"the committed state diagram matches the transition table\". Do not edit.\n"
+      "digraph provision_states {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n";
+  for (const auto& t : kTransitions) {
+    const bool internal = t.event == "done" || t.event == "fail" || t.event == "wait" ||
+                          t.event == "resume" ||
+                          (t.event == "manage" && t.from == std::string_view(state::kCleaning));
+    out += "  \"" + std::string(t.from) + "\" -> \"" + std::string(t.to) + "\" [label=\"" +
+           std::string(t.event) + "\"" + (internal ? ", style=dashed" : "") + "];\n";
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,293 @@
+#include "server/conductor/step_planner.h"
+
+#include <algorithm>
+#include <set>
+
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+
+const AvailableStep* findStep(const std::vector<AvailableStep>& available,
+                              const std::string& iface, const std::string& step) {
+  for (const auto& a : available) {
+    if (a.interface == iface && a.step == step) return &a;
+  }
+  return nullptr;
+}
+
+std::string stepRepr(const json& step) {
+  json s = json::object();
+  for (const char* k : {"interface", "step", "args", "priority"}) {
+    if (step.contains(k)) s[k] = step[k];
+  }
+  return pyRepr(s);
+}
+
+/// Checks a requested step's arguments against the step's argsinfo.
+void checkArgs(const std::string& kind, const json& step, const AvailableStep& def,
+               const json& args, bool requireRequired, std::vector<std::string>& errors) {
+  std::vector<std::string> unknown, missing;
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    const bool known = std::any_of(def.argsinfo.begin(), def.argsinfo.end(),
+                                   [&](const ArgInfo& a) { return a.name == it.key(); });
+    if (!known) unknown.push_back(it.key());
+  }
+  if (requireRequired) {
+    for (const auto& a : def.argsinfo) {
+      if (a.required && !args.contains(a.name)) missing.push_back(a.name);
+    }
+  }
+  auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  if (!unknown.empty()) {
+    errors.push_back(kind + " step " + stepRepr(step) + " has these invalid arguments: " + list(unknown));
+  }
+  if (!missing.empty()) {
+    errors.push_back(kind + " step " + stepRepr(step) + " is missing these required arguments: " +
+                     list(missing));
+  }
+}
+
+Result<void> joined(const std::vector<std::string>& errors) {
+  if (errors.empty()) return {};
+  std::string msg;
+  for (const auto& e : errors) msg += (msg.empty() ? "" : "; ") + e;
+  return invalid(msg);
+}
+
+}  // namespace
+
+json PlannedStep::toJson() const {
+  return json{{"interface", interface}, {"step", step},           {"args", args},
+              {"priority", priority},   {"abortable", abortable}, {"requires_ramdisk", requiresRamdisk}};
+}
+
+Result<PlannedStep> PlannedStep::fromJson(const json& j) {
+  if (!j.is_object() || !j.contains("interface") || !j.contains("step") ||
+      !j["interface"].is_string() || !j["step"].is_string()) {
+    return invalid("malformed step " + j.dump());
+  }
+  PlannedStep s;
+  s.interface = j["interface"].get<std::string>();
+  s.step = j["step"].get<std::string>();
+  s.args = j.contains("args") && j["args"].is_object() ? j["args"] : json::object();
+  s.priority = j.value("priority", 0);
+  s.abortable = j.value("abortable", false);
+  s.requiresRamdisk = j.value("requires_ramdisk", false);
+  return s;
+}
+
+std::vector<AvailableStep> flowSteps() {
+  return {
+      {"power", "power_on", 0, true, false, {}},
+      {"power", "power_off", 0, true, false, {}},
+      {"power", "reboot", 0, true, false, {}},
+      {"deploy", "wait", 0, true, false,
+       {{"seconds", "How long to wait, in seconds, before the next step runs.", true}}},
+  };
+}
+
+int interfacePriority(std::string_view iface) {
+  if (iface == "vendor") return 7;
+  if (iface == "power") return 6;
+  if (iface == "management") return 5;
+  if (iface == "firmware") return 4;
+  if (iface == "deploy") return 3;
+  if (iface == "bios") return 2;
+  if (iface == "raid") return 1;
+  return 0;
+}
+
+void orderSteps(std::vector<PlannedStep>& steps) {
+  std::stable_sort(steps.begin(), steps.end(), [](const PlannedStep& a, const PlannedStep& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    return interfacePriority(a.interface) > interfacePriority(b.interface);
+  });
+}
+
+std::vector<AvailableStep> availableSteps(const NodeDriver& driver, StepKind kind,
+                                          const PriorityOverrides& overrides,
+                                          const json* agentSteps) {
+  std::vector<AvailableStep> out;
+  const auto& over = kind == StepKind::Clean ? overrides.clean : overrides.deploy;
+  const bool haveAgent = agentSteps && agentSteps->is_object() && !agentSteps->empty();
+  for (const auto* impl : driver.byType) {
+    if (!impl) continue;
+    for (const auto& def : impl->steps()) {
+      const int prio = kind == StepKind::Clean ? def.cleanPriority : def.deployPriority;
+      if (prio < 0) continue;
+      if (def.requiresRamdisk && haveAgent) continue;  // the agent's report replaces these
+      AvailableStep a{def.interface, def.name, prio, def.abortable, def.requiresRamdisk, def.argsinfo};
+      if (auto it = over.find(a.interface + "." + a.step); it != over.end()) a.priority = it->second;
+      out.push_back(std::move(a));
+    }
+  }
+  if (haveAgent) {
+    for (auto it = agentSteps->begin(); it != agentSteps->end(); ++it) {
+      if (!it.value().is_array()) continue;
+      for (const auto& s : it.value()) {
+        if (!s.is_object() || !s.contains("step") || !s["step"].is_string()) continue;
+        AvailableStep a;
+        a.interface = s.value("interface", it.key());
+        a.step = s["step"].get<std::string>();
+        a.priority = s.value("priority", 0);
+        a.abortable = s.value("abortable", false);
+        a.requiresRamdisk = true;
+        if (s.contains("argsinfo") && s["argsinfo"].is_object()) {
+          for (auto arg = s["argsinfo"].begin(); arg != s["argsinfo"].end(); ++arg) {
+            a.argsinfo.push_back({arg.key(), arg.value().value("description", ""),
+                                  arg.value().value("required", false)});
+          }
+        }
+        if (auto o = over.find(a.interface + "." + a.step); o != over.end()) a.priority = o->second;
+        if (!findStep(out, a.interface, a.step)) out.push_back(std::move(a));
+      }
+    }
+  }
+  for (auto& f : flowSteps()) {
+    if (!findStep(out, f.interface, f.step)) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<PlannedStep> automatedCleanPlan(const std::vector<AvailableStep>& available) {
+  std::vector<PlannedStep> plan;
+  for (const auto& a : available) {
+    if (a.priority > 0) {
+      plan.push_back({a.interface, a.step, json::object(), a.priority, a.abortable, a.requiresRamdisk});
+    }
+  }
+  orderSteps(plan);
+  return plan;
+}
+
+Result<std::vector<PlannedStep>> manualCleanPlan(const json& requested,
+                                                 const std::vector<AvailableStep>& available) {
+  std::vector<PlannedStep> plan;
+  std::vector<std::string> errors;
+  if (!requested.is_array()) return invalid("clean_steps must be a list");
+  for (const auto& r : requested) {
+    const std::string iface = r.value("interface", "");
+    const std::string name = r.value("step", "");
+    const json args = r.contains("args") && r["args"].is_object() ? r["args"] : json::object();
+    const AvailableStep* def = findStep(available, iface, name);
+    if (!def) {
+      errors.push_back("Node does not support this clean step: " + stepRepr(r));
+      continue;
+    }
+    checkArgs("Clean", r, *def, args, true, errors);
+    plan.push_back({iface, name, args, def->priority, def->abortable, def->requiresRamdisk});
+  }
+  KILN_TRY_VOID(joined(errors));
+  return plan;
+}
+
+Result<std::vector<PlannedStep>> deployPlan(const std::vector<AvailableStep>& available,
+                                            const std::vector<TemplateStep>& templateSteps,
+                                            const json& userSteps) {
+  std::vector<std::string> errors;
+  std::vector<PlannedStep> requested;  // user steps first, then template steps
+  std::set<std::string> userKeys;
+  auto add = [&](const json& s, const std::string& origin) {
+    PlannedStep p;
+    p.interface = s.value("interface", "");
+    p.step = s.value("step", "");
+    p.args = s.contains("args") && s["args"].is_object() ? s["args"] : json::object();
+    const json& prio = s.contains("priority") ? s["priority"] : json();
+    if (prio.is_number_integer()) {
+      p.priority = prio.get<int>();
+    } else if (prio.is_string() && !prio.get<std::string>().empty() &&
+               std::all_of(prio.get_ref<const std::string&>().begin(),
+                           prio.get_ref<const std::string&>().end(), ::isdigit)) {
+      p.priority = std::stoi(prio.get<std::string>());
+    } else {
+      errors.push_back(origin + " deploy step " + stepRepr(s) + " needs an integer priority >= 0");
+      return;
+    }
+    const AvailableStep* def = findStep(available, p.interface, p.step);
+    if (!def) {
+      errors.push_back(origin + " deploy step " + stepRepr(s) +
+                       " is not supported by the node's interfaces");
+      return;
+    }
+    checkArgs(origin + " deploy", s, *def, p.args, p.priority > 0, errors);
+    if (p.interface == "deploy" && p.step == "deploy" && p.priority != 0) {
+      errors.push_back(origin + " deploy step " + stepRepr(s) +
+                       ": the core step deploy.deploy can only be disabled (priority 0), not "
+                       "given another priority");
+    }
+    p.abortable = def->abortable;
+    p.requiresRamdisk = def->requiresRamdisk;
+    requested.push_back(std::move(p));
+  };
+  if (!userSteps.is_null()) {
+    if (!userSteps.is_array()) return invalid("deploy_steps must be a list");
+    for (const auto& s : userSteps) {
+      add(s, "User");
+      userKeys.insert(s.value("interface", "") + "." + s.value("step", ""));
+    }
+  }
+  for (const auto& t : templateSteps) {
+    const std::string key = t.step.value("interface", "") + "." + t.step.value("step", "");
+    if (userKeys.count(key)) continue;  // the user's step wins
+    add(t.step, "Deploy template " + t.templateName + ":");
+  }
+  // Exact duplicates (same interface, step and arguments) are an error; the same step with
+  // different arguments is allowed (deploy templates spec).
+  std::set<std::string> seen;
+  for (const auto& p : requested) {
+    if (!seen.insert(p.key() + " " + dumpJson(p.args)).second) {
+      errors.push_back("Duplicate deploy step " + p.key() + " with arguments " + dumpJson(p.args) +
+                       " (the same step may only repeat with different arguments)");
+    }
+  }
+  KILN_TRY_VOID(joined(errors));
+
+  std::set<std::string> requestedKeys;
+  for (const auto& p : requested) requestedKeys.insert(p.key());
+  std::vector<PlannedStep> plan;
+  for (const auto& a : available) {
+    if (a.priority > 0 && !requestedKeys.count(a.interface + "." + a.step)) {
+      plan.push_back({a.interface, a.step, json::object(), a.priority, a.abortable, a.requiresRamdisk});
+    }
+  }
+  for (auto& p : requested) {
+    if (p.priority > 0) plan.push_back(std::move(p));
+  }
+  orderSteps(plan);
+  return plan;
+}
+
+Result<std::map<std::string, int>> parsePriorityOverrides(const std::string& text) {
+  std::map<std::string, int> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(pos, comma - pos);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) {
+      const auto colon = item.rfind(':');
+      const auto dot = item.find('.');
+      if (colon == std::string::npos || dot == std::string::npos || dot > colon) {
+        return invalid("expected interface.step:priority, got '" + item + "'");
+      }
+      const std::string prio = item.substr(colon + 1);
+      if (prio.empty() || prio.size() > 6 || !std::all_of(prio.begin(), prio.end(), ::isdigit)) {
+        return invalid("priority must be an integer >= 0 in '" + item + "'");
+      }
+      out[item.substr(0, colon)] = std::stoi(prio);
+    }
+    pos = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace kiln::server

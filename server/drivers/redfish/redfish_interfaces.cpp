@@ -1,0 +1,15 @@
+#include "server/drivers/redfish/redfish_interfaces.h"
+
+#include "server/drivers/redfish/redfish_management.h"
+#include "server/drivers/redfish/redfish_power.h"
+
+namespace kiln::server {
+
+std::vector<std::unique_ptr<HardwareInterface>> makeRedfishInterfaces(HttpClientPtr http) {
+  std::vector<std::unique_ptr<HardwareInterface>> out;
+  out.push_back(std::make_unique<RedfishPower>(http));
+  out.push_back(std::make_unique<RedfishManagement>(std::move(http)));
+  return out;
+}
+
+}  // namespace kiln::server

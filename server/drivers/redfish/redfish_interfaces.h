@@ -1,0 +1,17 @@
+// File: server/drivers/redfish/redfish_interfaces.h
+//
+// The redfish hardware type's own implementations: "redfish" power and "redfish" management.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "server/drivers/interfaces.h"
+#include "shared/http/http_client.h"
+
+namespace kiln::server {
+
+/// RedfishPower and RedfishManagement sharing `http` (the outbound client; never null).
+std::vector<std::unique_ptr<HardwareInterface>> makeRedfishInterfaces(HttpClientPtr http);
+
+}  // namespace kiln::server

@@ -1,0 +1,548 @@
+#include "tests/support/redfish_test_server.h"
+
+#include <pistache/endpoint.h>
+#include <pistache/http.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::test {
+namespace {
+
+using nlohmann::json;
+using Reply = RedfishTestServer::Reply;
+
+constexpr std::string_view kRoot = "/redfish/v1";
+constexpr std::string_view kSystems = "/redfish/v1/Systems";
+constexpr std::string_view kSessionService = "/redfish/v1/SessionService";
+constexpr std::string_view kSessions = "/redfish/v1/SessionService/Sessions";
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+std::optional<std::string> base64Decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=') break;
+    const int v = value(c);
+    if (v < 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+/// A Redfish error body (DSP0266 §9.6): a general error whose extended info carries the detail.
+Reply redfishError(int status, std::string_view messageId, std::string_view message) {
+  json body = {
+      {"error",
+       {{"code", "Base.1.8.GeneralError"},
+        {"message", "A general error has occurred. See ExtendedInfo for more information."},
+        {"@Message.ExtendedInfo",
+         json::array({{{"@odata.type", "#Message.v1_1_1.Message"},
+                       {"MessageId", "Base.1.8." + std::string(messageId)},
+                       {"Message", std::string(message)},
+                       {"Severity", "Critical"},
+                       {"Resolution", "None"}}})}}}};
+  return Reply{status, body.dump(), {}};
+}
+
+Reply jsonReply(int status, const json& body) { return Reply{status, body.dump(), {}}; }
+
+bool contains(const std::vector<std::string>& list, std::string_view value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+/// A response header with a name chosen at run time (see server/api/http_endpoint.cpp).
+class NamedHeader final : public Pistache::Http::Header::Header {
+ public:
+  NamedHeader(std::string name, std::string value)
+      : name_(std::move(name)), value_(std::move(value)) {}
+  const char* name() const override { return name_.c_str(); }
+  uint64_t hash() const override { return std::hash<std::string>{}(name_); }
+  void parse(const std::string& data) override { value_ = data; }
+  void write(std::ostream& os) const override { os << value_; }
+
+ private:
+  std::string name_;
+  std::string value_;
+};
+
+class Handler final : public Pistache::Http::Handler {
+ public:
+  HTTP_PROTOTYPE(Handler)
+
+  explicit Handler(RedfishTestServer* server) : server_(server) {}
+
+  void onRequest(const Pistache::Http::Request& req,
+                 Pistache::Http::ResponseWriter writer) override {
+    using namespace Pistache;
+    RecordedRequest request;
+    request.method = Http::methodString(req.method());
+    request.path = req.resource();
+    request.body = req.body();
+    for (const auto& [name, raw] : req.headers().rawList()) {
+      request.headers.emplace_back(lowercase(name), raw.value());
+    }
+    // HTTP/1.1 is persistent unless the client says otherwise (Pistache 0.0.5 closes).
+    if (req.version() == Http::Version::Http11 && !req.headers().has("Connection")) {
+      writer.headers().remove<Http::Header::Connection>();
+      writer.headers().add<Http::Header::Connection>(Http::ConnectionControl::KeepAlive);
+    }
+    Reply reply;
+    try {
+      reply = server_->handle(request);
+    } catch (const std::exception& e) {
+      reply = redfishError(500, "InternalError", e.what());
+    }
+    for (auto& [name, value] : reply.headers) {
+      writer.headers().add(std::make_shared<NamedHeader>(name, value));
+    }
+    const auto code = static_cast<Http::Code>(reply.status);
+    if (reply.body.empty()) {
+      writer.send(code);
+    } else {
+      writer.send(code, reply.body, MIME(Application, Json));
+    }
+  }
+
+ private:
+  RedfishTestServer* server_;
+};
+
+struct SystemEntry {
+  RedfishSystemState state;
+  std::optional<std::string> pendingPowerState;  ///< the PowerState a Reset leads to
+  int pollsLeft = 0;                             ///< GETs still showing the transition
+};
+
+std::string resetPath(const RedfishSystemState& s) {
+  return s.resetTarget.empty() ? s.path() + "/Actions/ComputerSystem.Reset" : s.resetTarget;
+}
+
+}  // namespace
+
+std::optional<std::string> RecordedRequest::header(std::string_view lowercaseName) const {
+  for (const auto& [k, v] : headers) {
+    if (k == lowercaseName) return v;
+  }
+  return std::nullopt;
+}
+
+struct RedfishTestServer::State {
+  mutable std::mutex mutex;
+  std::vector<SystemEntry> systems;
+  std::optional<std::pair<std::string, std::string>> credentials;
+  bool basicAuth = true;
+  bool sessionService = true;
+  int powerDelay = 0;
+  std::vector<InjectedError> errors;
+  std::vector<RecordedRequest> requests;
+  std::map<std::string, std::string> sessions;  ///< token -> session resource path
+  int nextSession = 1;
+
+  SystemEntry* find(std::string_view id) {
+    for (auto& e : systems) {
+      if (e.state.id == id) return &e;
+    }
+    return nullptr;
+  }
+
+  /// nullopt when the request may proceed, else the 401 to send.
+  std::optional<Reply> checkAuth(const RecordedRequest& request) const {
+    if (!credentials) return std::nullopt;
+    if (auto token = request.header("x-auth-token")) {
+      if (sessions.count(*token)) return std::nullopt;
+      return redfishError(401, "NoValidSession",
+                          "There is no valid session established with the implementation.");
+    }
+    if (auto auth = request.header("authorization")) {
+      if (!basicAuth) {
+        return redfishError(401, "InsufficientPrivilege",
+                            "Basic authentication is disabled on this service.");
+      }
+      if (auth->rfind("Basic ", 0) == 0) {
+        auto decoded = base64Decode(auth->substr(6));
+        if (decoded && *decoded == credentials->first + ":" + credentials->second) {
+          return std::nullopt;
+        }
+      }
+      return redfishError(401, "ResourceAtUriUnauthorized",
+                          "While accessing the resource at " + request.path +
+                              ", the service received an authorization error: invalid "
+                              "username or password.");
+    }
+    return redfishError(401, "NoValidSession",
+                        "There is no valid session established with the implementation.");
+  }
+
+  json renderSystem(const SystemEntry& e) const {
+    const auto& s = e.state;
+    json boot = {{"BootSourceOverrideTarget", s.bootTarget},
+                 {"BootSourceOverrideEnabled", s.bootEnabled}};
+    if (!s.allowedBootTargets.empty()) {
+      boot["BootSourceOverrideTarget@Redfish.AllowableValues"] = s.allowedBootTargets;
+    }
+    json reset = {{"target", resetPath(s)}};
+    if (!s.allowedResetTypes.empty()) {
+      reset["ResetType@Redfish.AllowableValues"] = s.allowedResetTypes;
+    }
+    return {{"@odata.id", s.path()},
+            {"@odata.type", "#ComputerSystem.v1_10_0.ComputerSystem"},
+            {"Id", s.id},
+            {"Name", "Test system " + s.id},
+            {"PowerState", s.powerState},
+            {"Boot", boot},
+            {"Actions", {{"#ComputerSystem.Reset", reset}}}};
+  }
+
+  Reply getSystem(SystemEntry& e) {
+    if (e.pendingPowerState) {
+      if (e.pollsLeft > 0) {
+        --e.pollsLeft;
+      } else {
+        e.state.powerState = *e.pendingPowerState;
+        e.pendingPowerState.reset();
+      }
+    }
+    return jsonReply(200, renderSystem(e));
+  }
+
+  Reply patchSystem(SystemEntry& e, const RecordedRequest& request) {
+    const json body = json::parse(request.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return redfishError(400, "MalformedJSON",
+                          "The request body submitted was malformed JSON and could not be "
+                          "parsed by the receiving service.");
+    }
+    for (const auto& [key, value] : body.items()) {
+      if (key != "Boot") {
+        return redfishError(400, "PropertyNotWritable",
+                            "The property " + key + " is a read only property and cannot be "
+                            "assigned a value.");
+      }
+    }
+    const auto boot = body.find("Boot");
+    if (boot == body.end() || !boot->is_object()) {
+      return redfishError(400, "PropertyValueTypeError", "The property Boot must be an object.");
+    }
+    std::string target = e.state.bootTarget;
+    std::string enabled = e.state.bootEnabled;
+    for (const auto& [key, value] : boot->items()) {
+      if (!value.is_string()) {
+        return redfishError(400, "PropertyValueTypeError",
+                            "The value for the property " + key + " is of a different type "
+                            "than the property can accept.");
+      }
+      const auto text = value.get<std::string>();
+      if (key == "BootSourceOverrideTarget") {
+        if (!e.state.allowedBootTargets.empty() && !contains(e.state.allowedBootTargets, text)) {
+          return redfishError(400, "PropertyValueNotInList",
+                              "The value " + text + " for the property BootSourceOverrideTarget "
+                              "is not in the list of acceptable values.");
+        }
+        target = text;
+      } else if (key == "BootSourceOverrideEnabled") {
+        if (text != "Once" && text != "Continuous" && text != "Disabled") {
+          return redfishError(400, "PropertyValueNotInList",
+                              "The value " + text + " for the property BootSourceOverrideEnabled "
+                              "is not in the list of acceptable values.");
+        }
+        enabled = text;
+      } else {
+        return redfishError(400, "PropertyUnknown",
+                            "The property " + key + " is not in the list of valid properties "
+                            "for the resource.");
+      }
+    }
+    e.state.bootTarget = target;
+    e.state.bootEnabled = enabled;
+    return Reply{204, "", {}};
+  }
+
+  Reply reset(SystemEntry& e, const RecordedRequest& request) {
+    const json body = json::parse(request.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return redfishError(400, "MalformedJSON", "The request body submitted was malformed JSON.");
+    }
+    const auto it = body.find("ResetType");
+    if (it == body.end() || !it->is_string()) {
+      return redfishError(400, "ActionParameterMissing",
+                          "The action ComputerSystem.Reset requires the parameter ResetType to "
+                          "be present in the request body.");
+    }
+    const auto type = it->get<std::string>();
+    const bool known = type == "On" || type == "ForceOn" || type == "ForceOff" ||
+                       type == "GracefulShutdown" || type == "ForceRestart" ||
+                       type == "GracefulRestart" || type == "PowerCycle";
+    if (!known ||
+        (!e.state.allowedResetTypes.empty() && !contains(e.state.allowedResetTypes, type))) {
+      return redfishError(400, "ActionParameterValueNotInList",
+                          "The value " + type + " for the parameter ResetType in the action "
+                          "ComputerSystem.Reset is not in the list of acceptable values.");
+    }
+    e.state.resets.push_back(type);
+    const std::string current = e.pendingPowerState ? *e.pendingPowerState : e.state.powerState;
+    std::string final;
+    if (type == "On" || type == "ForceOn") {
+      if (current == "On") return Reply{204, "", {}};
+      final = "On";
+    } else if (type == "ForceOff" || type == "GracefulShutdown") {
+      if (current == "Off") return Reply{204, "", {}};
+      final = "Off";
+    } else {
+      final = "On";
+    }
+    if (powerDelay <= 0) {
+      e.state.powerState = final;
+      e.pendingPowerState.reset();
+    } else {
+      e.state.powerState = final == "On" ? "PoweringOn" : "PoweringOff";
+      e.pendingPowerState = final;
+      e.pollsLeft = powerDelay;
+    }
+    return Reply{204, "", {}};
+  }
+
+  Reply createSession(const RecordedRequest& request) {
+    if (!sessionService) {
+      return redfishError(404, "ResourceMissingAtURI",
+                          "The resource at the URI " + request.path + " was not found.");
+    }
+    const json body = json::parse(request.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object() || !body.contains("UserName") ||
+        !body.contains("Password") || !body["UserName"].is_string() ||
+        !body["Password"].is_string()) {
+      return redfishError(400, "PropertyMissing",
+                          "The property UserName or Password is a required property and must be "
+                          "included in the request.");
+    }
+    const auto user = body["UserName"].get<std::string>();
+    if (credentials && (user != credentials->first ||
+                        body["Password"].get<std::string>() != credentials->second)) {
+      return redfishError(401, "ResourceAtUriUnauthorized",
+                          "While accessing the resource at " + request.path +
+                              ", the service received an authorization error: invalid "
+                              "username or password.");
+    }
+    const int n = nextSession++;
+    const std::string token = "kiln-test-token-" + std::to_string(n);
+    const std::string location = std::string(kSessions) + "/" + std::to_string(n);
+    sessions[token] = location;
+    Reply reply = jsonReply(201, {{"@odata.id", location},
+                                  {"@odata.type", "#Session.v1_1_0.Session"},
+                                  {"Id", std::to_string(n)},
+                                  {"UserName", user}});
+    reply.headers = {{"X-Auth-Token", token}, {"Location", location}};
+    return reply;
+  }
+
+  Reply route(const RecordedRequest& request, const std::string& path) {
+    const auto& method = request.method;
+    if (path == kRoot) {
+      if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      return jsonReply(200, {{"@odata.id", kRoot},
+                             {"@odata.type", "#ServiceRoot.v1_5_0.ServiceRoot"},
+                             {"Id", "RootService"},
+                             {"Name", "Kiln test BMC"},
+                             {"RedfishVersion", "1.6.0"},
+                             {"Systems", {{"@odata.id", kSystems}}},
+                             {"SessionService", {{"@odata.id", kSessionService}}},
+                             {"Links", {{"Sessions", {{"@odata.id", kSessions}}}}}});
+    }
+    if (path == kSessions && method == "POST") {
+      return createSession(request);
+    }
+    if (auto denied = checkAuth(request)) {
+      return *denied;
+    }
+    if (path == kSystems) {
+      if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      json members = json::array();
+      for (const auto& e : systems) members.push_back({{"@odata.id", e.state.path()}});
+      return jsonReply(200, {{"@odata.id", kSystems},
+                             {"@odata.type", "#ComputerSystemCollection.ComputerSystemCollection"},
+                             {"Name", "Computer System Collection"},
+                             {"Members@odata.count", members.size()},
+                             {"Members", members}});
+    }
+    if (path.rfind(std::string(kSessions) + "/", 0) == 0 && method == "DELETE") {
+      for (auto it = sessions.begin(); it != sessions.end(); ++it) {
+        if (it->second == path) {
+          sessions.erase(it);
+          return Reply{204, "", {}};
+        }
+      }
+    }
+    for (auto& e : systems) {
+      if (path == e.state.path()) {
+        if (method == "GET") return getSystem(e);
+        if (method == "PATCH") return patchSystem(e, request);
+        return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      }
+      if (path == resetPath(e.state)) {
+        if (method != "POST") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+        return reset(e, request);
+      }
+    }
+    return redfishError(404, "ResourceMissingAtURI",
+                        "The resource at the URI " + path + " was not found.");
+  }
+};
+
+struct RedfishTestServer::Endpoint {
+  std::unique_ptr<Pistache::Http::Endpoint> endpoint;
+};
+
+RedfishTestServer::RedfishTestServer() : state_(new State), endpoint_(new Endpoint) {
+  state_->systems.push_back(SystemEntry{RedfishSystemState{}, std::nullopt, 0});
+}
+
+RedfishTestServer::~RedfishTestServer() { stop(); }
+
+Result<void> RedfishTestServer::start() {
+  using namespace Pistache;
+  try {
+    endpoint_->endpoint = std::make_unique<Http::Endpoint>(Address("127.0.0.1", Port(0)));
+    endpoint_->endpoint->init(
+        Http::Endpoint::options().threads(1).flags(Tcp::Options::ReuseAddr));
+    endpoint_->endpoint->setHandler(Http::make_handler<Handler>(this));
+    endpoint_->endpoint->serveThreaded();
+  } catch (const std::exception& e) {
+    endpoint_->endpoint.reset();
+    return fail(ErrorCode::Unavailable, std::string("test BMC cannot listen: ") + e.what());
+  }
+  return {};
+}
+
+void RedfishTestServer::stop() {
+  if (endpoint_ && endpoint_->endpoint) {
+    endpoint_->endpoint->shutdown();
+    endpoint_->endpoint.reset();
+  }
+}
+
+uint16_t RedfishTestServer::port() const {
+  return endpoint_->endpoint ? static_cast<uint16_t>(endpoint_->endpoint->getPort()) : 0;
+}
+
+std::string RedfishTestServer::address() const {
+  return "http://127.0.0.1:" + std::to_string(port());
+}
+
+void RedfishTestServer::setSystems(std::vector<RedfishSystemState> systems) {
+  std::lock_guard lock(state_->mutex);
+  state_->systems.clear();
+  for (auto& s : systems) state_->systems.push_back(SystemEntry{std::move(s), std::nullopt, 0});
+}
+
+void RedfishTestServer::addSystem(RedfishSystemState system) {
+  std::lock_guard lock(state_->mutex);
+  state_->systems.push_back(SystemEntry{std::move(system), std::nullopt, 0});
+}
+
+RedfishSystemState RedfishTestServer::system(std::string_view id) const {
+  std::lock_guard lock(state_->mutex);
+  for (const auto& e : state_->systems) {
+    if (e.state.id == id) return e.state;
+  }
+  RedfishSystemState none;
+  none.id.clear();
+  return none;
+}
+
+void RedfishTestServer::updateSystem(std::string_view id,
+                                     const std::function<void(RedfishSystemState&)>& change) {
+  std::lock_guard lock(state_->mutex);
+  if (auto* e = state_->find(id)) change(e->state);
+}
+
+void RedfishTestServer::requireCredentials(std::string username, std::string password) {
+  std::lock_guard lock(state_->mutex);
+  state_->credentials = std::make_pair(std::move(username), std::move(password));
+}
+
+void RedfishTestServer::setBasicAuthEnabled(bool enabled) {
+  std::lock_guard lock(state_->mutex);
+  state_->basicAuth = enabled;
+}
+
+void RedfishTestServer::setSessionsEnabled(bool enabled) {
+  std::lock_guard lock(state_->mutex);
+  state_->sessionService = enabled;
+}
+
+void RedfishTestServer::setPowerChangeDelay(int polls) {
+  std::lock_guard lock(state_->mutex);
+  state_->powerDelay = polls;
+}
+
+void RedfishTestServer::injectError(InjectedError error) {
+  std::lock_guard lock(state_->mutex);
+  state_->errors.push_back(std::move(error));
+}
+
+std::vector<RecordedRequest> RedfishTestServer::requests() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->requests;
+}
+
+std::vector<RecordedRequest> RedfishTestServer::requests(std::string_view method,
+                                                         std::string_view path) const {
+  std::lock_guard lock(state_->mutex);
+  std::vector<RecordedRequest> out;
+  for (const auto& r : state_->requests) {
+    if (r.method == method && r.path == path) out.push_back(r);
+  }
+  return out;
+}
+
+void RedfishTestServer::clearRequests() {
+  std::lock_guard lock(state_->mutex);
+  state_->requests.clear();
+}
+
+size_t RedfishTestServer::activeSessions() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->sessions.size();
+}
+
+RedfishTestServer::Reply RedfishTestServer::handle(const RecordedRequest& request) {
+  std::lock_guard lock(state_->mutex);
+  state_->requests.push_back(request);
+  std::string path = request.path;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  for (auto it = state_->errors.begin(); it != state_->errors.end(); ++it) {
+    if (it->count != 0 && (it->method.empty() || it->method == request.method) &&
+        it->path == path) {
+      Reply reply = redfishError(it->status, "InternalError", it->message);
+      if (it->count > 0 && --it->count == 0) state_->errors.erase(it);
+      return reply;
+    }
+  }
+  return state_->route(request, path);
+}
+
+}  // namespace kiln::test

@@ -1,0 +1,130 @@
+// File: tests/support/redfish_test_server.h
+//
+// A small in-process Redfish BMC for tests: real HTTP (Pistache) on 127.0.0.1, an ephemeral
+// port. It serves the service root, the Systems collection, each ComputerSystem (GET, and
+// PATCH of Boot), the ComputerSystem.Reset action and SessionService sessions, with optional
+// credential enforcement (basic and/or session), a power change that takes effect only after a
+// configurable number of polls, error injection and a record of every request received.
+//
+// The state model is deliberately plain (systems with a PowerState and a Boot override) so the
+// same server can later drive virtual machines.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "shared/core/error.h"
+
+namespace kiln::test {
+
+/// One ComputerSystem of the test BMC.
+struct RedfishSystemState {
+  std::string id = "1";                  ///< served at /redfish/v1/Systems/<id>
+  std::string powerState = "Off";        ///< "On", "Off", "PoweringOn" or "PoweringOff"
+  std::string bootTarget = "None";       ///< Boot.BootSourceOverrideTarget
+  std::string bootEnabled = "Disabled";  ///< Boot.BootSourceOverrideEnabled
+  /// BootSourceOverrideTarget@Redfish.AllowableValues; empty = not advertised (any accepted).
+  std::vector<std::string> allowedBootTargets = {"None", "Pxe", "Hdd", "Cd", "BiosSetup"};
+  /// ResetType@Redfish.AllowableValues; empty = not advertised (the standard ones accepted).
+  std::vector<std::string> allowedResetTypes = {"On", "ForceOff", "GracefulShutdown",
+                                                "ForceRestart", "GracefulRestart"};
+  /// The Reset action's target path; "" = <system>/Actions/ComputerSystem.Reset.
+  std::string resetTarget;
+  /// Every ResetType accepted so far, in order (for assertions).
+  std::vector<std::string> resets;
+
+  /// "/redfish/v1/Systems/<id>".
+  std::string path() const { return "/redfish/v1/Systems/" + id; }
+};
+
+/// A request as the BMC received it.
+struct RecordedRequest {
+  std::string method;  ///< "GET", "PATCH", ...
+  std::string path;    ///< without the query
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  ///< names lowercased
+
+  /// The value of a header (lowercase name), or nullopt.
+  std::optional<std::string> header(std::string_view lowercaseName) const;
+};
+
+/// A failure the BMC returns instead of handling matching requests.
+struct InjectedError {
+  std::string method;  ///< "" = any method
+  std::string path;    ///< exact request path
+  int status = 500;
+  std::string message = "Injected failure";  ///< carried in error.@Message.ExtendedInfo
+  int count = 1;                             ///< how many requests fail; -1 = every one
+};
+
+/// The test BMC. Starts with one powered-off system "1". Every method is thread-safe; the HTTP
+/// handler runs on Pistache's thread.
+class RedfishTestServer {
+ public:
+  RedfishTestServer();
+  ~RedfishTestServer();
+  RedfishTestServer(const RedfishTestServer&) = delete;
+  RedfishTestServer& operator=(const RedfishTestServer&) = delete;
+
+  /// Binds 127.0.0.1 on an ephemeral port and serves on a background thread.
+  Result<void> start();
+  /// Stops serving; idempotent (the destructor calls it).
+  void stop();
+  /// The bound port (after start()).
+  uint16_t port() const;
+  /// "http://127.0.0.1:<port>".
+  std::string address() const;
+
+  /// Replaces the systems with these (ids must be unique).
+  void setSystems(std::vector<RedfishSystemState> systems);
+  /// Adds a system.
+  void addSystem(RedfishSystemState system);
+  /// A copy of a system's current state (REQUIRE-fails in the caller's test when unknown:
+  /// returns a default-constructed state with an empty id).
+  RedfishSystemState system(std::string_view id = "1") const;
+  /// Changes a system in place.
+  void updateSystem(std::string_view id, const std::function<void(RedfishSystemState&)>& change);
+
+  /// Requires these credentials on every request but the service root and session creation.
+  void requireCredentials(std::string username, std::string password);
+  /// Whether HTTP basic authentication is accepted (default true).
+  void setBasicAuthEnabled(bool enabled);
+  /// Whether the SessionService exists (default true; false answers 404 to session creation).
+  void setSessionsEnabled(bool enabled);
+  /// After a Reset, this many GETs of the system still report PoweringOn/PoweringOff before the
+  /// new PowerState shows (default 0: at once).
+  void setPowerChangeDelay(int polls);
+  /// Fails matching requests (checked before authentication).
+  void injectError(InjectedError error);
+
+  /// Every request received so far.
+  std::vector<RecordedRequest> requests() const;
+  /// The requests with this method and path.
+  std::vector<RecordedRequest> requests(std::string_view method, std::string_view path) const;
+  void clearRequests();
+  /// Sessions created and not deleted.
+  size_t activeSessions() const;
+
+  /// Handles one request (the Pistache handler calls it; exposed for the implementation).
+  struct Reply {
+    int status = 200;
+    std::string body;  ///< JSON, or empty
+    std::vector<std::pair<std::string, std::string>> headers;
+  };
+  Reply handle(const RecordedRequest& request);
+
+ private:
+  struct State;
+  struct Endpoint;
+  std::unique_ptr<State> state_;
+  std::unique_ptr<Endpoint> endpoint_;
+};
+
+}  // namespace kiln::test
