@@ -3,13 +3,15 @@
 namespace kiln::server {
 
 Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
-                                                     std::shared_ptr<const Clock> clock) {
+                                                     std::shared_ptr<const Clock> clock,
+                                                     InterfaceDeps deps) {
   std::unique_ptr<ServerApp> app(new ServerApp());
   app->config_ = std::move(config);
   app->clock_ = clock ? std::move(clock) : std::make_shared<SystemClock>();
   app->drivers_ = std::make_unique<DriverRegistry>(KILN_TRY(DriverRegistry::create(app->config_)));
   app->interfaces_ = std::make_unique<InterfaceRegistry>();
-  InterfaceDeps deps{std::make_shared<ProcessCommandRunner>(), makeHttpClient()};
+  if (!deps.commands) deps.commands = std::make_shared<ProcessCommandRunner>();
+  if (!deps.http) deps.http = makeHttpClient();
   KILN_TRY_VOID(registerBuiltinInterfaces(*app->interfaces_, deps));
   KILN_TRY_VOID(app->interfaces_->checkComplete());
   app->auth_ = KILN_TRY(Authenticator::create(app->config_));

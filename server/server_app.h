@@ -23,8 +23,10 @@ class ServerApp {
  public:
   /// Validates the configuration (fatal driver-composition errors name the option), opens and
   /// migrates the database. Does not listen yet.
+  /// `deps` replaces the real command runner / HTTP client (tests); null members mean real.
   static Result<std::unique_ptr<ServerApp>> create(Config config,
-                                                   std::shared_ptr<const Clock> clock = nullptr);
+                                                   std::shared_ptr<const Clock> clock = nullptr,
+                                                   InterfaceDeps deps = {});
 
   /// Starts the conductor (recovery, workers, periodic thread when `periodic`) and the HTTP
   /// endpoint (unless `http` is false: in-process tests).

@@ -18,12 +18,16 @@ const AvailableStep* findStep(const std::vector<AvailableStep>& available,
   return nullptr;
 }
 
+/// "raid.apply_configuration {'args': {...}, ...}": the step's name first, then what was sent.
 std::string stepRepr(const json& step) {
   json s = json::object();
   for (const char* k : {"interface", "step", "args", "priority"}) {
     if (step.contains(k)) s[k] = step[k];
   }
-  return pyRepr(s);
+  const auto name = [&](const char* k) {
+    return step.contains(k) && step[k].is_string() ? step[k].get<std::string>() : std::string("?");
+  };
+  return name("interface") + "." + name("step") + " " + pyRepr(s);
 }
 
 /// Checks a requested step's arguments against the step's argsinfo.

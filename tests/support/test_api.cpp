@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include "server/api/http.h"
 
 namespace kiln::test {
@@ -30,7 +32,11 @@ std::string Response::fault() const {
   return inner.value("faultstring", "");
 }
 
-TestApi::TestApi(const std::string& config) : clock_(std::make_shared<FakeClock>()) {
+TestApi::TestApi(const std::string& config, server::InterfaceDeps deps)
+    : clock_(std::make_shared<FakeClock>()) {
+  // Keep test output readable; KILN_TEST_LOG=debug (or info) shows the server's log lines.
+  const char* level = std::getenv("KILN_TEST_LOG");
+  Logger::setLevel(parseLogLevel(level ? level : "error"));
   const std::string text =
       "[DEFAULT]\nenabled_hardware_types = fake-hardware, ipmi, redfish, manual-management\n"
       "host = test-conductor\n"
@@ -38,7 +44,7 @@ TestApi::TestApi(const std::string& config) : clock_(std::make_shared<FakeClock>
       config;
   auto parsed = server::parseConfig(text, "test");
   REQUIRE(parsed.has_value());
-  auto app = server::ServerApp::create(std::move(*parsed), clock_);
+  auto app = server::ServerApp::create(std::move(*parsed), clock_, std::move(deps));
   if (!app) FAIL("cannot create server: " << app.error().message);
   app_ = std::move(*app);
   // The conductor's workers run; its periodic work is driven by tests (runPeriodic()).

@@ -35,7 +35,7 @@ class TestApi {
  public:
   /// `config` is INI text appended to defaults that enable every hardware type and use an
   /// in-memory database.
-  explicit TestApi(const std::string& config = "");
+  explicit TestApi(const std::string& config = "", server::InterfaceDeps deps = {});
   ~TestApi();
 
   /// Waits until the conductor has no queued or running work.
