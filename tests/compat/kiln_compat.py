@@ -8,9 +8,15 @@ environment (OS_* variables, clouds.yaml) leaks in.
 The path of the server binary comes from the command line (--kiln-server PATH, passed by CTest)
 or the KILN_SERVER_BIN environment variable. Set KILN_COMPAT_KEEP_TMP=1 to keep the temporary
 directories (configuration, database, server log) for inspection.
+
+Tests that start asynchronous actions (provision and power state changes) wait for the outcome
+with KilnCliTestCase.wait_for_node, a bounded poll of GET /v1/nodes/{id} over urllib (the CLI's
+own --wait polls every 10 s, far too slowly for a test). api_request sends any other request
+straight to the server, with the same credentials as the CLI.
 """
 
 import argparse
+import base64
 import json
 import os
 import shutil
@@ -19,6 +25,9 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.error
+import urllib.parse
+import urllib.request
 
 # Exit status CTest treats as "skipped" (SKIP_RETURN_CODE in CMakeLists.txt).
 SKIP_RETURN_CODE = 77
@@ -31,6 +40,12 @@ HARDWARE_TYPES = ["fake-hardware", "ipmi", "manual-management", "redfish"]
 SERVER_START_TIMEOUT = 30.0   # seconds to wait for the port file
 SERVER_STOP_TIMEOUT = 10.0    # seconds between SIGTERM and SIGKILL
 CLI_TIMEOUT = 120.0           # per CLI call (409 retries alone can take ~10 s)
+HTTP_TIMEOUT = 30.0           # per direct API request (urllib)
+POLL_TIMEOUT = 10.0           # wait_for_node: how long a fake-hardware flow may take
+POLL_INTERVAL = 0.1           # wait_for_node: seconds between two GETs
+
+# Direct API requests ask for the newest API version the server offers.
+API_VERSION_LATEST = "latest"
 
 KILN_SERVER_BIN = os.environ.get("KILN_SERVER_BIN", "")
 
@@ -302,6 +317,81 @@ class KilnCliTestCase(unittest.TestCase):
             self.assertIn(message, result.stderr, result.describe())
         return result
 
+    # ----- direct API requests (urllib) ---------------------------------------------------------
+
+    # No proxy: the server is on the loopback interface (urllib would honour http_proxy).
+    _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def api_request(self, method, path, body=None, user=None, password=None,
+                    version=API_VERSION_LATEST):
+        """One request straight to kiln-server, authenticated like the CLI (CLI_USER by default).
+
+        path is relative to the endpoint ("/v1/nodes/..."); body, when given, is sent as JSON.
+        Returns an ApiResult whatever the HTTP status.
+        """
+        user = user if user is not None else self.CLI_USER
+        url = self.server.endpoint + path
+        headers = {"Accept": "application/json"}
+        if version is not None:
+            headers["X-OpenStack-Ironic-API-Version"] = version
+        if user is not None:
+            if password is None:
+                password = self.USERS[user]
+            token = base64.b64encode(("%s:%s" % (user, password)).encode("utf-8")).decode("ascii")
+            headers["Authorization"] = "Basic " + token
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        try:
+            with self._opener.open(request, timeout=HTTP_TIMEOUT) as response:
+                return ApiResult(method, url, response.status, response.headers, response.read())
+        except urllib.error.HTTPError as e:
+            try:
+                return ApiResult(method, url, e.code, e.headers, e.read())
+            finally:
+                e.close()
+
+    def api_get_json(self, path, expected_status=200, **kwargs):
+        """GET path, asserts the status, returns the parsed body."""
+        result = self.api_request("GET", path, **kwargs)
+        self.assertEqual(result.status, expected_status, result.describe())
+        return result.json()
+
+    @staticmethod
+    def node_path(ident, suffix=""):
+        return "/v1/nodes/%s%s" % (urllib.parse.quote(ident, safe=""), suffix)
+
+    def wait_for_node(self, ident, timeout=POLL_TIMEOUT, **expected):
+        """Polls GET /v1/nodes/{ident} until every field in `expected` has the given value and
+        the node is not reserved (no flow running on it); returns the node.
+
+        A bounded poll (never a fixed sleep): fails after `timeout` seconds, or at once when the
+        node settles in a "... failed" provision state nobody asked for.
+        """
+        deadline = time.monotonic() + timeout
+        path = self.node_path(ident)
+        while True:
+            result = self.api_request("GET", path)
+            node = result.json() if result.status == 200 else None
+            if node is not None and node.get("reservation") is None:
+                if all(node.get(k) == v for k, v in expected.items()):
+                    return node
+                state = node.get("provision_state") or ""
+                if (state.endswith("failed") and "provision_state" in expected
+                        and expected["provision_state"] != state):
+                    self.fail("node %s is in %r (last_error: %r) while waiting for %r\n%s"
+                              % (ident, state, node.get("last_error"), expected,
+                                 self.server.log_tail(20)))
+            if time.monotonic() > deadline:
+                self.fail("node %s did not reach %r within %.0f s; last seen:\n%s\n%s"
+                          % (ident, expected, timeout,
+                             json.dumps(node, indent=1, sort_keys=True) if node is not None
+                             else result.describe(),
+                             self.server.log_tail(20)))
+            time.sleep(POLL_INTERVAL)
+
     # ----- shortcuts used by several test classes -----------------------------------------------
 
     def create_node(self, *extra_args, driver="fake-hardware", name=None):
@@ -309,6 +399,24 @@ class KilnCliTestCase(unittest.TestCase):
         node = self.cli_json("node", "create", "--driver", driver, "--name", name, *extra_args)
         self.assertEqual(node["name"], name)
         return node
+
+
+class ApiResult:
+    """The outcome of one direct API request (KilnCliTestCase.api_request)."""
+
+    def __init__(self, method, url, status, headers, body):
+        self.method = method
+        self.url = url
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def json(self):
+        return json.loads(self.body.decode("utf-8"))
+
+    def describe(self):
+        return ("%s %s -> HTTP %s\n%s" % (self.method, self.url, self.status,
+                                         self.body.decode("utf-8", "replace")))
 
 
 def main(argv=None):

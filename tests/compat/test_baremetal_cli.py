@@ -3,7 +3,9 @@
 
 Each test class below starts its own kiln-server (see kiln_compat.py). The feature classes run
 twice, once with noauth and once with http_basic as an admin user; HttpBasicAccessTest covers
-the authentication failures and the observer role. CTest runs one class per test:
+the authentication failures and the observer role (including its 403 on provision, power and
+boot device actions). Provisioning itself is tested in test_baremetal_provision.py. CTest runs
+one class per test:
 
     /usr/bin/python3 test_baremetal_cli.py --kiln-server PATH NoauthNodeTest
 
@@ -576,6 +578,42 @@ class AccessTests:
         self.assertNotIn(observer_template, templates)
         self.assertEqual([r["UUID"] for r in self.cli_json("port", "list", "--node",
                                                            node["uuid"])], [port["uuid"]])
+
+    def test_observer_provision_power_forbidden(self):
+        node = self.create_node()
+        uuid = node["uuid"]
+        obs = {"user": self.OBSERVER, "http_status": 403}
+        self.cli_fails("node", "manage", uuid, **obs)
+        self.cli_fails("node", "power", "on", uuid, **obs)
+        self.cli_fails("node", "reboot", uuid, **obs)
+        self.cli_fails("node", "boot", "device", "set", uuid, "pxe", "--persistent", **obs)
+        shown = self.wait_for_node(uuid)
+        self.assertEqual(shown["provision_state"], "enroll")
+        self.assertNotEqual(shown["power_state"], "power on")
+
+        # The admin may; the observer still may not, from the states the admin reaches.
+        self.cli("node", "manage", uuid)
+        self.wait_for_node(uuid, provision_state="manageable", power_state="power off")
+        self.cli_fails("node", "provide", uuid, **obs)
+        self.cli_fails("node", "clean", uuid, "--clean-steps", "-", **obs,
+                       input=json.dumps([{"interface": "deploy", "step": "erase_devices"}]))
+        self.cli_fails("node", "power", "on", uuid, **obs)
+        # Reading is allowed: the boot device and (over HTTP) the cleaning steps.
+        self.assertEqual(self.cli_json("node", "boot", "device", "show", uuid,
+                                       user=self.OBSERVER),
+                         {"boot_device": "disk", "persistent": False})
+        steps = self.api_get_json(self.node_path(uuid, "/cleaning/steps?min_priority=1"),
+                                  user=self.OBSERVER)
+        self.assertEqual([s["step"] for s in steps], ["erase_devices_metadata", "erase_devices"])
+        self.cli("node", "provide", uuid)
+        self.wait_for_node(uuid, provision_state="available")
+        self.cli_fails("node", "deploy", uuid, **obs)
+        self.cli_fails("node", "manage", uuid, **obs)
+        shown = self.wait_for_node(uuid)
+        self.assertEqual(shown["provision_state"], "available")
+        self.assertEqual(shown["power_state"], "power off")
+        self.assertEqual(self.cli_json("node", "boot", "device", "show", uuid),
+                         {"boot_device": "disk", "persistent": False})
 
     def test_default_role_applies_to_unlisted_user(self):
         # [http_basic_roles] default_role = observer; compat-unlisted has no entry.
