@@ -965,6 +965,13 @@ void Conductor::syncPowerStates() {
   }
   for (const auto& n : nodes) {
     if (!deps_.drivers.find(n.str(kNodeDriver))) continue;
+    // Ironic's SYNC_EXCLUDED_STATES: nodes not yet verified, failed adoptions, and nodes
+    // waiting for their agent (which may be powering them on and off).
+    const std::string s = n.str(kNodeProvisionState);
+    if (s == state::kEnroll || s == state::kAdoptFailed || s == state::kDeployWait ||
+        s == state::kCleanWait || !n[kNodeTargetPowerState].isNull()) {
+      continue;
+    }
     TaskContext task;
     {
       auto tx = deps_.storage.begin(Mode::Read);

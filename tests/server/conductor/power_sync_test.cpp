@@ -28,6 +28,13 @@ struct SyncSetup {
     REQUIRE(r.status == 201);
   }
 
+  /// Verifies the node (manage reads the power state once), so the sync looks at it.
+  void manage(const std::string& fixture = "power_status_off") {
+    expect({"chassis", "power", "status"}, fixture);
+    REQUIRE(api->put("/v1/nodes/bmc/states/provision", {{"target", "manage"}}).status == 202);
+    REQUIRE(node()["provision_state"] == "manageable");
+  }
+
   void expect(std::initializer_list<std::string> command, const std::string& fixture) {
     kiln::test::ExpectedCommand e;
     e.argv = IpmiFixture::argv(command);
@@ -51,8 +58,23 @@ struct SyncSetup {
 
 }  // namespace
 
+TEST_CASE("the power sync leaves enrolled nodes alone", "[server][conductor][power][sync]") {
+  SyncSetup s("");
+  s.api->runPeriodic();
+  CHECK(s.node()["power_state"].is_null());
+  kiln::test::checkAllConsumed(*s.runner);
+}
+
 TEST_CASE("the power sync records the BMC's state and restores the recorded one", "[server][conductor][power][sync]") {
   SyncSetup s("");
+  s.manage("power_status_on");
+  {
+    auto tx = s.api->app().storage().begin(Storage::Mode::Write).value();
+    auto rec = *tx->nodes().findBy(kNodeName, Value::text("bmc")).value();
+    rec.setNull(kNodePowerState);
+    REQUIRE(tx->nodes().update(rec));
+    REQUIRE(tx->commit());
+  }
   s.expect({"chassis", "power", "status"}, "power_status_on");
   s.api->runPeriodic();
   CHECK(s.node()["power_state"] == "power on");
@@ -76,6 +98,7 @@ TEST_CASE("the power sync records the BMC's state and restores the recorded one"
 
 TEST_CASE("without forcing, the power sync records what the BMC reports", "[server][conductor][power][sync]") {
   SyncSetup s("force_power_state_during_sync = false\n");
+  s.manage();
   s.expect({"chassis", "power", "status"}, "power_status_off");
   s.api->runPeriodic();
   CHECK(s.node()["power_state"] == "power off");
@@ -89,6 +112,7 @@ TEST_CASE("without forcing, the power sync records what the BMC reports", "[serv
 TEST_CASE("repeated power sync failures put the node in maintenance with a power failure fault",
           "[server][conductor][power][sync]") {
   SyncSetup s("power_state_sync_max_retries = 2\n");
+  s.manage();
   s.expect({"chassis", "power", "status"}, "address_lookup_failed");
   s.api->runPeriodic();
   CHECK(s.node()["maintenance"] == false);
@@ -107,10 +131,7 @@ TEST_CASE("repeated power sync failures put the node in maintenance with a power
 
 TEST_CASE("manage verifies an ipmi node by reading its power state", "[server][conductor][power]") {
   SyncSetup s("sync_power_state_interval = 0\n");
-  s.expect({"chassis", "power", "status"}, "power_status_on");
-  REQUIRE(s.api->put("/v1/nodes/bmc/states/provision", {{"target", "manage"}}).status == 202);
-  auto n = s.node();
-  CHECK(n["provision_state"] == "manageable");
-  CHECK(n["power_state"] == "power on");
+  s.manage("power_status_on");
+  CHECK(s.node()["power_state"] == "power on");
   kiln::test::checkAllConsumed(*s.runner);
 }
