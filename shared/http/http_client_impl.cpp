@@ -77,8 +77,8 @@ bool isToken(std::string_view s) {
   }
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u >= 0x7f || std::string_view("()<>@,;:\\\"/[]?={}").find(c) !=
-                                      std::string_view::npos) {
+    if (u <= 0x20 || u >= 0x7f ||
+        std::string_view("()<>@,;:\\\"/[]?={}").find(c) != std::string_view::npos) {
       return false;
     }
   }
@@ -157,9 +157,9 @@ class Exchange {
 
   Error ioError(std::string_view step, const ErrorCodeT& ec) const {
     if (ec == beast::error::timeout || Steady::now() >= deadline_) {
-      return Error{ErrorCode::DeadlineExceeded,
-                   what_ + " timed out after " + std::to_string(request_.timeout.count()) +
-                       " ms (during " + std::string(step) + ")"};
+      return Error{ErrorCode::DeadlineExceeded, what_ + " timed out after " +
+                                                    std::to_string(request_.timeout.count()) +
+                                                    " ms (during " + std::string(step) + ")"};
     }
     return Error{ErrorCode::Unavailable,
                  what_ + " failed during " + std::string(step) + ": " + ec.message()};
@@ -182,9 +182,8 @@ class Exchange {
     // One connection per request: say so, so the peer does not hold the socket open.
     req.set(http::field::connection, "close");
     if (request_.basicAuth) {
-      req.set(http::field::authorization,
-              "Basic " + base64Encode(request_.basicAuth->first + ":" +
-                                      request_.basicAuth->second));
+      req.set(http::field::authorization, "Basic " + base64Encode(request_.basicAuth->first + ":" +
+                                                                  request_.basicAuth->second));
     }
     for (const auto& [name, value] : request_.headers) {
       if (!isToken(name) || hasLineBreak(value)) {
@@ -233,9 +232,9 @@ class Exchange {
       resolver.cancel();
       ioc_.restart();
       ioc_.run();
-      return fail(ErrorCode::DeadlineExceeded,
-                  what_ + " timed out after " + std::to_string(request_.timeout.count()) +
-                      " ms (resolving " + url_.host + ")");
+      return fail(ErrorCode::DeadlineExceeded, what_ + " timed out after " +
+                                                   std::to_string(request_.timeout.count()) +
+                                                   " ms (resolving " + url_.host + ")");
     }
     if (result || endpoints.empty()) {
       return fail(ErrorCode::Unavailable, what_ + " failed: cannot resolve host \"" + url_.host +
@@ -246,8 +245,7 @@ class Exchange {
 
   Result<void> connect(beast::tcp_stream& socket, const std::vector<tcp::endpoint>& endpoints) {
     socket.expires_at(deadline_);
-    const ErrorCodeT ec =
-        wait([&](auto handler) { socket.async_connect(endpoints, handler); });
+    const ErrorCodeT ec = wait([&](auto handler) { socket.async_connect(endpoints, handler); });
     if (ec) {
       return std::unexpected(
           ioError("connecting to " + url_.host + ":" + std::to_string(url_.port), ec));
@@ -290,6 +288,9 @@ class Exchange {
     }
 
     beast::flat_buffer buffer(kReadBufferLimit);
+    // Beast reads at most the buffer's spare capacity (512 bytes at first) per system call, and
+    // a buffer that is always consumed never grows: give it room for whole chunks.
+    buffer.reserve(kBodyBufferSize);
     http::response_parser<http::buffer_body> parser;
     parser.header_limit(kHeaderLimit);
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());

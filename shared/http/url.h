@@ -14,12 +14,12 @@ namespace kiln {
 
 /// An absolute http:// or https:// URL split into the parts a client needs.
 struct HttpUrl {
-  std::string scheme;        ///< "http" or "https" (lowercased)
-  std::string host;          ///< a name, an IPv4 literal or an IPv6 literal without brackets
-  uint16_t port = 0;         ///< the explicit port, or 80/443 from the scheme
+  std::string scheme;         ///< "http" or "https" (lowercased)
+  std::string host;           ///< a name, an IPv4 literal or an IPv6 literal without brackets
+  uint16_t port = 0;          ///< the explicit port, or 80/443 from the scheme
   bool explicitPort = false;  ///< whether the URL named the port
-  bool ipLiteral = false;    ///< whether host is an IP address (no name resolution, no SNI)
-  std::string target;        ///< path and query ("/" when the URL has none); no fragment
+  bool ipLiteral = false;     ///< whether host is an IP address (no name resolution, no SNI)
+  std::string target;         ///< path and query ("/" when the URL has none); no fragment
 
   bool https() const { return scheme == "https"; }
   /// host[:port] as the Host header carries it (IPv6 literals bracketed, default port omitted).

@@ -60,12 +60,11 @@ Reply redfishError(int status, std::string_view messageId, std::string_view mess
       {"error",
        {{"code", "Base.1.8.GeneralError"},
         {"message", "A general error has occurred. See ExtendedInfo for more information."},
-        {"@Message.ExtendedInfo",
-         json::array({{{"@odata.type", "#Message.v1_1_1.Message"},
-                       {"MessageId", "Base.1.8." + std::string(messageId)},
-                       {"Message", std::string(message)},
-                       {"Severity", "Critical"},
-                       {"Resolution", "None"}}})}}}};
+        {"@Message.ExtendedInfo", json::array({{{"@odata.type", "#Message.v1_1_1.Message"},
+                                                {"MessageId", "Base.1.8." + std::string(messageId)},
+                                                {"Message", std::string(message)},
+                                                {"Severity", "Critical"},
+                                                {"Resolution", "None"}}})}}}};
   return Reply{status, body.dump(), {}};
 }
 
@@ -240,8 +239,9 @@ struct RedfishTestServer::State {
     for (const auto& [key, value] : body.items()) {
       if (key != "Boot") {
         return redfishError(400, "PropertyNotWritable",
-                            "The property " + key + " is a read only property and cannot be "
-                            "assigned a value.");
+                            "The property " + key +
+                                " is a read only property and cannot be "
+                                "assigned a value.");
       }
     }
     const auto boot = body.find("Boot");
@@ -253,28 +253,32 @@ struct RedfishTestServer::State {
     for (const auto& [key, value] : boot->items()) {
       if (!value.is_string()) {
         return redfishError(400, "PropertyValueTypeError",
-                            "The value for the property " + key + " is of a different type "
-                            "than the property can accept.");
+                            "The value for the property " + key +
+                                " is of a different type "
+                                "than the property can accept.");
       }
       const auto text = value.get<std::string>();
       if (key == "BootSourceOverrideTarget") {
         if (!e.state.allowedBootTargets.empty() && !contains(e.state.allowedBootTargets, text)) {
           return redfishError(400, "PropertyValueNotInList",
-                              "The value " + text + " for the property BootSourceOverrideTarget "
-                              "is not in the list of acceptable values.");
+                              "The value " + text +
+                                  " for the property BootSourceOverrideTarget "
+                                  "is not in the list of acceptable values.");
         }
         target = text;
       } else if (key == "BootSourceOverrideEnabled") {
         if (text != "Once" && text != "Continuous" && text != "Disabled") {
           return redfishError(400, "PropertyValueNotInList",
-                              "The value " + text + " for the property BootSourceOverrideEnabled "
-                              "is not in the list of acceptable values.");
+                              "The value " + text +
+                                  " for the property BootSourceOverrideEnabled "
+                                  "is not in the list of acceptable values.");
         }
         enabled = text;
       } else {
         return redfishError(400, "PropertyUnknown",
-                            "The property " + key + " is not in the list of valid properties "
-                            "for the resource.");
+                            "The property " + key +
+                                " is not in the list of valid properties "
+                                "for the resource.");
       }
     }
     e.state.bootTarget = target;
@@ -300,8 +304,9 @@ struct RedfishTestServer::State {
     if (!known ||
         (!e.state.allowedResetTypes.empty() && !contains(e.state.allowedResetTypes, type))) {
       return redfishError(400, "ActionParameterValueNotInList",
-                          "The value " + type + " for the parameter ResetType in the action "
-                          "ComputerSystem.Reset is not in the list of acceptable values.");
+                          "The value " + type +
+                              " for the parameter ResetType in the action "
+                              "ComputerSystem.Reset is not in the list of acceptable values.");
     }
     e.state.resets.push_back(type);
     const std::string current = e.pendingPowerState ? *e.pendingPowerState : e.state.powerState;
@@ -426,8 +431,7 @@ Result<void> RedfishTestServer::start() {
   using namespace Pistache;
   try {
     endpoint_->endpoint = std::make_unique<Http::Endpoint>(Address("127.0.0.1", Port(0)));
-    endpoint_->endpoint->init(
-        Http::Endpoint::options().threads(1).flags(Tcp::Options::ReuseAddr));
+    endpoint_->endpoint->init(Http::Endpoint::options().threads(1).flags(Tcp::Options::ReuseAddr));
     endpoint_->endpoint->setHandler(Http::make_handler<Handler>(this));
     endpoint_->endpoint->serveThreaded();
   } catch (const std::exception& e) {
@@ -529,6 +533,11 @@ size_t RedfishTestServer::activeSessions() const {
   return state_->sessions.size();
 }
 
+void RedfishTestServer::dropSessions() {
+  std::lock_guard lock(state_->mutex);
+  state_->sessions.clear();
+}
+
 RedfishTestServer::Reply RedfishTestServer::handle(const RecordedRequest& request) {
   std::lock_guard lock(state_->mutex);
   state_->requests.push_back(request);
@@ -537,6 +546,10 @@ RedfishTestServer::Reply RedfishTestServer::handle(const RecordedRequest& reques
   for (auto it = state_->errors.begin(); it != state_->errors.end(); ++it) {
     if (it->count != 0 && (it->method.empty() || it->method == request.method) &&
         it->path == path) {
+      if (it->after > 0) {
+        --it->after;
+        break;
+      }
       Reply reply = redfishError(it->status, "InternalError", it->message);
       if (it->count > 0 && --it->count == 0) state_->errors.erase(it);
       return reply;

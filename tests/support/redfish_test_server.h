@@ -62,6 +62,7 @@ struct InjectedError {
   int status = 500;
   std::string message = "Injected failure";  ///< carried in error.@Message.ExtendedInfo
   int count = 1;                             ///< how many requests fail; -1 = every one
+  int after = 0;  ///< matching requests let through before the failures start
 };
 
 /// The test BMC. Starts with one powered-off system "1". Every method is thread-safe; the HTTP
@@ -111,6 +112,8 @@ class RedfishTestServer {
   void clearRequests();
   /// Sessions created and not deleted.
   size_t activeSessions() const;
+  /// Forgets every session, as a BMC does when they time out (their tokens then get 401).
+  void dropSessions();
 
   /// Handles one request (the Pistache handler calls it; exposed for the implementation).
   struct Reply {

@@ -163,7 +163,8 @@ Result<RedfishConfig> parseRedfishConfig(const json& driverInfo, std::string_vie
     } else {
       return invalid("Invalid value type" + where("redfish_verify_ca") +
                      ": the value should be a Boolean or the path to a CA bundle file or "
-                     "directory, not " + jsonTypeName(*it) + " " + dumpJson(*it));
+                     "directory, not " +
+                     jsonTypeName(*it) + " " + dumpJson(*it));
     }
   }
   return config;
@@ -246,8 +247,8 @@ Result<void> RedfishClient::openSession(bool* bmcAnswered) {
   }
   const auto token = response.header("x-auth-token");
   if (!token || token->empty()) {
-    return fail(ErrorCode::Unavailable, "Redfish POST " + request.url +
-                                            " created a session without an X-Auth-Token");
+    return fail(ErrorCode::Unavailable,
+                "Redfish POST " + request.url + " created a session without an X-Auth-Token");
   }
   token_ = *token;
   sessionPath_.clear();
@@ -308,8 +309,7 @@ Result<HttpResponse> RedfishClient::send(std::string_view method, std::string_vi
   return response;
 }
 
-Result<json> RedfishClient::call(std::string_view method, std::string_view path,
-                                 const json* body) {
+Result<json> RedfishClient::call(std::string_view method, std::string_view path, const json* body) {
   const auto response = KILN_TRY(send(method, path, body));
   if (response.status < 200 || response.status >= 300) {
     return std::unexpected(bmcError(baseRequest(method, path), response, config_.username));

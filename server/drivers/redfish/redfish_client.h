@@ -28,13 +28,13 @@ enum class RedfishAuthType { Basic, Session, Auto };
 
 /// The redfish_* properties of a node's driver_info, checked.
 struct RedfishConfig {
-  HttpUrl address;             ///< redfish_address; https when the scheme was left out
-  std::string systemId;        ///< redfish_system_id (a path); "" = the only System
-  std::string username;        ///< redfish_username; "" = no authentication
-  std::string password;        ///< redfish_password
+  HttpUrl address;       ///< redfish_address; https when the scheme was left out
+  std::string systemId;  ///< redfish_system_id (a path); "" = the only System
+  std::string username;  ///< redfish_username; "" = no authentication
+  std::string password;  ///< redfish_password
   RedfishAuthType authType = RedfishAuthType::Auto;
-  bool verifyCa = true;        ///< redfish_verify_ca as a Boolean
-  std::string caBundle;        ///< redfish_verify_ca as a path (file or directory)
+  bool verifyCa = true;  ///< redfish_verify_ca as a Boolean
+  std::string caBundle;  ///< redfish_verify_ca as a path (file or directory)
   std::chrono::milliseconds requestTimeout{std::chrono::seconds(30)};  ///< per HTTP request
 };
 
@@ -86,8 +86,8 @@ class RedfishClient {
   Logger log_;
   bool authenticated_ = false;  ///< the auth decision is made (token_ set, or basic/none)
   bool useBasic_ = false;
-  std::string token_;           ///< X-Auth-Token of the open session
-  std::string sessionPath_;     ///< the session resource, deleted on destruction
+  std::string token_;        ///< X-Auth-Token of the open session
+  std::string sessionPath_;  ///< the session resource, deleted on destruction
 };
 
 /// The BMC's own message in a Redfish error body (extended info messages joined with "; ",

@@ -96,11 +96,10 @@ Result<void> RedfishManagement::setBootDevice(TaskContext& task, std::string_vie
   auto bmc = KILN_TRY(connectRedfish(http_, task));
   const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
   const auto allowed = allowedTargets(system);
-  if (!allowed.empty() &&
-      std::find(allowed.begin(), allowed.end(), it->target) == allowed.end()) {
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), it->target) == allowed.end()) {
     return invalid("The Redfish BMC of node " + task.uuid() + " does not allow boot device '" +
-                   std::string(device) + "' (BootSourceOverrideTarget " +
-                   std::string(it->target) + "; it allows: " + join(allowed) + ")");
+                   std::string(device) + "' (BootSourceOverrideTarget " + std::string(it->target) +
+                   "; it allows: " + join(allowed) + ")");
   }
   const json patch = {{"Boot",
                        {{"BootSourceOverrideTarget", std::string(it->target)},

@@ -27,8 +27,7 @@ class RedfishManagement final : public ManagementInterface {
   Result<BootDevice> getBootDevice(TaskContext& task) override;
   /// PATCHes Boot {BootSourceOverrideTarget, BootSourceOverrideEnabled: Once|Continuous}.
   /// InvalidArgument for a device Kiln cannot map or the BMC does not list as allowed.
-  Result<void> setBootDevice(TaskContext& task, std::string_view device,
-                             bool persistent) override;
+  Result<void> setBootDevice(TaskContext& task, std::string_view device, bool persistent) override;
   /// From BootSourceOverrideTarget@Redfish.AllowableValues when the BMC lists them (and can be
   /// reached), else pxe, disk, cdrom, bios. Contacts the BMC.
   std::vector<std::string> supportedBootDevices(const TaskContext& task) const override;

@@ -99,10 +99,12 @@ Result<void> waitFor(const TaskContext& task, RedfishTarget& target, std::string
     const auto now = clock.monotonic();
     if (now >= deadline) {
       std::string message = "Timed out after " + std::to_string(timeout.count()) +
-                            " seconds waiting for node " + task.uuid() +
-                            " to reach power state '" + std::string(ironicState) + "'";
+                            " seconds waiting for node " + task.uuid() + " to reach power state '" +
+                            std::string(ironicState) + "'";
       if (!lastError.empty()) {
         message += " (last error: " + lastError + ")";
+      } else if (last.empty()) {
+        message += " (the BMC reports no PowerState)";
       } else {
         message += " (the BMC reports PowerState '" + last + "')";
       }
@@ -126,10 +128,10 @@ Result<std::string> RedfishPower::getPowerState(TaskContext& task) {
   const auto state = powerStateOf(system);
   if (state == "On" || state == "PoweringOn") return std::string(state::kPowerOn);
   if (state == "Off" || state == "PoweringOff") return std::string(state::kPowerOff);
-  return internalError("The Redfish BMC of node " + task.uuid() + " reports " +
-                       (state.empty() ? std::string("no PowerState")
-                                      : "an unknown PowerState '" + state + "'") +
-                       " for " + target.systemPath);
+  return internalError(
+      "The Redfish BMC of node " + task.uuid() + " reports " +
+      (state.empty() ? std::string("no PowerState") : "an unknown PowerState '" + state + "'") +
+      " for " + target.systemPath);
 }
 
 Result<void> RedfishPower::setPowerState(TaskContext& task, std::string_view target,
@@ -176,8 +178,8 @@ Result<void> RedfishPower::reboot(TaskContext& task, bool soft, std::chrono::sec
   } else {
     // NOTE(kiln): some BMCs offer no restart; an off/on cycle is the same thing to the node.
     KILN_TRY_VOID(reset(task, bmc, system, soft ? "GracefulShutdown" : "ForceOff"));
-    KILN_TRY_VOID(waitFor(task, bmc, "Off", soft ? "soft power off" : "power off", deadline,
-                          timeout));
+    KILN_TRY_VOID(
+        waitFor(task, bmc, "Off", soft ? "soft power off" : "power off", deadline, timeout));
     KILN_TRY_VOID(reset(task, bmc, system, "On"));
   }
   return waitFor(task, bmc, "On", soft ? "soft rebooting" : "rebooting", deadline, timeout);
