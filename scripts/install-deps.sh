@@ -8,6 +8,7 @@ PACKAGES="
   build-essential cmake ninja-build pkg-config ccache git
   libpistache-dev nlohmann-json3-dev libsqlite3-dev libinih-dev libssl-dev libcrypt-dev
   libboost-dev ipmitool
+  libblkid-dev libzstd-dev liblzma-dev zlib1g-dev gdisk qemu-utils util-linux e2fsprogs
   catch2
   sqlite3 curl ca-certificates
   python3 python3-ironicclient python3-openstackclient python3-os-traits

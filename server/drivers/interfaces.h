@@ -26,6 +26,7 @@
 #include "shared/core/clock.h"
 #include "shared/core/error.h"
 #include "shared/core/log.h"
+#include "shared/step/arg_info.h"
 
 namespace kiln::server {
 
@@ -67,12 +68,8 @@ struct TaskContext {
   const std::string& uuid() const { return node.uuid(); }
 };
 
-/// One argument a step accepts (manual cleaning spec: name, description, required).
-struct ArgInfo {
-  std::string name;
-  std::string description;
-  bool required = false;
-};
+/// One argument a step accepts (shared with the agent's step catalogue).
+using ArgInfo = kiln::ArgInfo;
 
 /// How a step (or an action) ended: finished, or continues asynchronously (the node parks in
 /// "clean wait" / "wait call-back" until something resumes it).

@@ -1,0 +1,110 @@
+// File: shared/protocol/messages.h
+//
+// The kiln-agent <-> kiln-server protocol (docs/protocol.md is the normative description; the
+// golden files under tests/data/protocol/ keep both sides in step). The agent only dials out:
+//
+//   1. GET  /v1/lookup?addresses=<macs>[&node_uuid=]   -> LookupResponse (Ironic's format plus
+//      "kiln_protocol_version" and "heartbeat_interval" in "config").
+//   2. POST /v1/heartbeat/{node_uuid}  HeartbeatRequest -> 202 HeartbeatResponse: the commands
+//      to run next. Results and progress of commands ride on later heartbeats.
+//
+// Every message is a plain struct with toJson()/parse(); parse() never throws and reports the
+// first problem as InvalidArgument.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shared/core/error.h"
+
+namespace kiln::protocol {
+
+/// The protocol version this build speaks (HeartbeatRequest::protocolVersion).
+inline constexpr int kProtocolVersion = 1;
+
+/// Microversions the agent sends (Ironic's IPA sends the same for lookup and heartbeat).
+inline constexpr const char* kLookupApiVersion = "1.62";
+inline constexpr const char* kHeartbeatApiVersion = "1.68";
+
+/// GET /v1/lookup's answer.
+struct LookupResponse {
+  std::string nodeUuid;
+  nlohmann::json node = nlohmann::json::object();  ///< uuid, properties, instance_info, ...
+  int heartbeatTimeout = 300;    ///< config.heartbeat_timeout (seconds)
+  int heartbeatInterval = 10;    ///< config.heartbeat_interval (Kiln; seconds between beats)
+  std::string agentToken;        ///< config.agent_token ("******" when already issued)
+  int protocolVersion = kProtocolVersion;  ///< config.kiln_protocol_version
+
+  nlohmann::json toJson() const;
+  static Result<LookupResponse> parse(const nlohmann::json& j);
+};
+
+/// What a command did, reported on the next heartbeat.
+struct CommandResult {
+  std::string id;       ///< the AgentCommand id
+  std::string name;     ///< the AgentCommand name
+  std::string status;   ///< "SUCCEEDED" | "FAILED"
+  nlohmann::json result = nlohmann::json::object();  ///< step output (e.g. {"raid_config": ...})
+  std::string error;    ///< FAILED: what went wrong
+
+  nlohmann::json toJson() const;
+  static Result<CommandResult> parse(const nlohmann::json& j);
+};
+
+/// Progress of the running command (image writes: bytes).
+struct Progress {
+  std::string commandId;
+  uint64_t bytesDone = 0;
+  uint64_t bytesTotal = 0;  ///< 0 = unknown
+  double bytesPerSecond = 0;
+
+  nlohmann::json toJson() const;
+  static Result<Progress> parse(const nlohmann::json& j);
+};
+
+/// POST /v1/heartbeat/{uuid}: Ironic's fields plus Kiln's.
+struct HeartbeatRequest {
+  std::string callbackUrl;   ///< Ironic's callback_url; "" (the agent opens no port)
+  std::string agentVersion;  ///< "kiln-agent <version>"
+  std::string agentToken;
+  int protocolVersion = kProtocolVersion;
+  /// The agent's step catalogue: {"clean": {"<interface>": [step...]}, "deploy": {...}}; each
+  /// step {"interface", "step", "priority", "abortable", "reboot_requested", "argsinfo":
+  /// {"<arg>": {"description", "required"}}}.
+  nlohmann::json steps = nlohmann::json::object();
+  std::vector<CommandResult> results;  ///< finished commands not yet acknowledged
+  std::optional<Progress> progress;    ///< the running command
+  std::vector<std::string> running;    ///< ids of commands still running
+  std::optional<nlohmann::json> inventory;  ///< hardware inventory (first heartbeat, or asked)
+
+  nlohmann::json toJson() const;
+  static Result<HeartbeatRequest> parse(const nlohmann::json& j);
+};
+
+/// A command the server wants run. Names: "execute_step" (params {"kind": "clean"|"deploy",
+/// "step": {"interface", "step", "args"}}), "collect_inventory", "sync", "power_off", "reboot".
+struct AgentCommand {
+  std::string id;
+  std::string name;
+  nlohmann::json params = nlohmann::json::object();
+
+  nlohmann::json toJson() const;
+  static Result<AgentCommand> parse(const nlohmann::json& j);
+};
+
+/// The heartbeat's 202 body.
+struct HeartbeatResponse {
+  std::vector<AgentCommand> commands;
+  /// Ids whose results the server has recorded: the agent stops resending them.
+  std::vector<std::string> acknowledged;
+  int heartbeatInterval = 10;  ///< seconds until the next heartbeat (shorter while busy)
+
+  nlohmann::json toJson() const;
+  static Result<HeartbeatResponse> parse(const nlohmann::json& j);
+};
+
+}  // namespace kiln::protocol
