@@ -148,6 +148,8 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   getString("api", "public_endpoint", c.publicEndpoint);
   while (!c.publicEndpoint.empty() && c.publicEndpoint.back() == '/') c.publicEndpoint.pop_back();
   KILN_TRY_VOID(getInt("api", "api_workers", c.apiWorkers, 0, 256));
+  KILN_TRY_VOID(getInt("api", "ramdisk_heartbeat_timeout", c.ramdiskHeartbeatTimeout, 5, 86400));
+  KILN_TRY_VOID(getBool("api", "restrict_lookup", c.restrictLookup));
 
   getString("database", "connection", c.connection);
 
@@ -162,6 +164,10 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   KILN_TRY_VOID(getInt("conductor", "power_state_change_timeout", c.powerStateChangeTimeout, 1, 3600));
   KILN_TRY_VOID(getInt("conductor", "workers_pool_size", c.workersPoolSize, 1, 1024));
   KILN_TRY_VOID(getInt("conductor", "periodic_interval", c.periodicInterval, 0, 3600));
+  KILN_TRY_VOID(getInt("conductor", "inspect_wait_timeout", c.inspectWaitTimeout, 0, 86400 * 7));
+  KILN_TRY_VOID(getInt("agent", "heartbeat_interval", c.agentHeartbeatInterval, 1, 3600));
+  KILN_TRY_VOID(getInt("agent", "command_heartbeat_interval", c.agentCommandHeartbeatInterval, 1, 3600));
+  KILN_TRY_VOID(getBool("agent", "allow_md5_checksum", c.allowMd5Checksum));
   for (auto [key, target] : {std::pair{"clean_step_priority_override", &c.cleanStepPriorityOverride},
                              std::pair{"deploy_step_priority_override", &c.deployStepPriorityOverride}}) {
     if (!reader.has("conductor", key)) continue;
@@ -202,6 +208,8 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "default/auth_strategy", "default/http_basic_auth_user_file", "default/host",
         "default/log_level", "default/debug", "default/enabled_hardware_types",
         "api/host_ip", "api/port", "api/max_limit", "api/public_endpoint", "api/api_workers",
+        "api/ramdisk_heartbeat_timeout", "api/restrict_lookup", "conductor/inspect_wait_timeout",
+        "agent/heartbeat_interval", "agent/command_heartbeat_interval", "agent/allow_md5_checksum",
         "database/connection", "conductor/allow_deleting_available_nodes",
         "conductor/automated_clean", "conductor/deploy_callback_timeout",
         "conductor/clean_callback_timeout", "conductor/sync_power_state_interval",

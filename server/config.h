@@ -37,6 +37,8 @@ struct Config {
   int maxLimit = 1000;
   std::string publicEndpoint;  ///< base URL used in links; empty = from the request's Host
   int apiWorkers = 0;          ///< HTTP threads; 0 = two per CPU
+  int ramdiskHeartbeatTimeout = 300;  ///< told to agents at lookup (config.heartbeat_timeout)
+  bool restrictLookup = true;  ///< lookup only finds nodes in states where an agent is expected
 
   // [database]
   std::string connection = "sqlite:///kiln.sqlite";
@@ -52,8 +54,14 @@ struct Config {
   int powerStateChangeTimeout = 60;        ///< seconds to wait for a BMC to reach a power state
   int workersPoolSize = 16;                ///< conductor worker threads
   int periodicInterval = 1;                ///< seconds between periodic checks; 0 = none
+  int inspectWaitTimeout = 1800;           ///< seconds a node may stay in "inspect wait"
   std::map<std::string, int> cleanStepPriorityOverride;   ///< "interface.step" -> priority
   std::map<std::string, int> deployStepPriorityOverride;
+
+  // [agent]
+  int agentHeartbeatInterval = 10;   ///< seconds between an idle agent's heartbeats (Kiln)
+  int agentCommandHeartbeatInterval = 2;  ///< ... while a command is pending or running (Kiln)
+  bool allowMd5Checksum = false;     ///< let agents verify md5 image checksums
 
   // [deploy]
   std::optional<int> eraseDevicesPriority;          ///< deploy.erase_devices clean priority

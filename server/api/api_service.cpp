@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "server/api/agent_handlers.h"
 #include "server/api/catalog_handlers.h"
 #include "server/api/deploy_template_handlers.h"
 #include "server/api/errors.h"
@@ -39,7 +40,8 @@ ApiService::ApiService(ApiDeps deps)
       nodes_(std::make_unique<NodeHandlers>(deps_)),
       ports_(std::make_unique<PortHandlers>(deps_)),
       catalog_(std::make_unique<CatalogHandlers>(deps_)),
-      templates_(std::make_unique<DeployTemplateHandlers>(deps_)) {
+      templates_(std::make_unique<DeployTemplateHandlers>(deps_)),
+      agent_(std::make_unique<AgentHandlers>(deps_)) {
   buildRoutes();
 }
 
@@ -70,6 +72,15 @@ void ApiService::buildRoutes() {
   router_.add(root);
   Route v1{"GET", "/v1", bind(c, &CatalogHandlers::v1), 1, 404, "", true, ""};
   router_.add(v1);
+
+  // The agent's endpoints. Lookup is public; a heartbeat is public when its path is a lowercase
+  // UUID (Ironic's public-route regex, see isPublicHeartbeatPath), otherwise it needs auth.
+  {
+    auto* a = agent_.get();
+    router_.add({"GET", "/v1/lookup", bind(a, &AgentHandlers::lookup), 22, 404, "", true, ""});
+    router_.add({"POST", "/v1/heartbeat/{node}", bind(a, &AgentHandlers::heartbeat), 22, 404, "",
+                 false, ""});
+  }
 
   // Nodes.
   add("GET", "/v1/nodes", bind(n, &NodeHandlers::list));

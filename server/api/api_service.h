@@ -38,6 +38,7 @@ class NodeHandlers;
 class PortHandlers;
 class CatalogHandlers;
 class DeployTemplateHandlers;
+class AgentHandlers;
 
 class ApiService {
  public:
@@ -57,6 +58,7 @@ class ApiService {
   std::unique_ptr<PortHandlers> ports_;
   std::unique_ptr<CatalogHandlers> catalog_;
   std::unique_ptr<DeployTemplateHandlers> templates_;
+  std::unique_ptr<AgentHandlers> agent_;
 };
 
 }  // namespace kiln::server

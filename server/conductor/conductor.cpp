@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "server/conductor/conductor_detail.h"
 #include "server/conductor/provision_state_machine.h"
+#include "server/drivers/agent/agent_session.h"
 #include "server/drivers/node_validation.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
@@ -11,12 +13,8 @@
 #include "shared/raid/raid_config.h"
 
 namespace kiln::server {
-namespace {
+namespace detail {
 
-using nlohmann::json;
-using Mode = Storage::Mode;
-
-/// States in which a worker owns the node (it holds the reservation).
 bool isWorkingState(std::string_view s) {
   return s == state::kVerifying || s == state::kCleaning || s == state::kDeploying ||
          s == state::kDeleting || s == state::kInspecting || s == state::kAdopting;
@@ -30,6 +28,21 @@ std::string lockedMessage(const Record& node) {
   return "Node " + node.uuid() + " is locked by host " + node.str(kNodeReservation) +
          ", please retry after the current operation is completed.";
 }
+
+const FlowKeys& keysFor(StepKind kind) {
+  static const FlowKeys clean{"clean_steps", "clean_step_index", "clean_step_completed", kNodeCleanStep};
+  static const FlowKeys deploy{"deploy_steps", "deploy_step_index", "deploy_step_completed", kNodeDeployStep};
+  return kind == StepKind::Clean ? clean : deploy;
+}
+
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
+
+using nlohmann::json;
+using Mode = Storage::Mode;
 
 std::string stepName(const json& step) {
   if (!step.is_object() || !step.contains("step")) return "";
@@ -53,19 +66,6 @@ json parseObject(const Record& node, size_t field) {
   if (node[field].isNull()) return json::object();
   auto parsed = parseJson(node.str(field));
   return parsed && parsed->is_object() ? *parsed : json::object();
-}
-
-/// Keys of one flow kind in driver_internal_info.
-struct FlowKeys {
-  const char* steps;
-  const char* index;
-  const char* completed;
-  size_t currentField;
-};
-const FlowKeys& keysFor(StepKind kind) {
-  static const FlowKeys clean{"clean_steps", "clean_step_index", "clean_step_completed", kNodeCleanStep};
-  static const FlowKeys deploy{"deploy_steps", "deploy_step_index", "deploy_step_completed", kNodeDeployStep};
-  return kind == StepKind::Clean ? clean : deploy;
 }
 
 void clearFlow(json& info, StepKind kind) {
@@ -436,16 +436,23 @@ Result<void> Conductor::resume(const std::string& uuid, bool stepFinished) {
       return conflict("Node " + uuid + " is not waiting (state \"" + s + "\").");
     }
     if (!task.node[kNodeReservation].isNull()) return conflict(lockedMessage(task.node));
-    const StepKind kind = s == state::kCleanWait ? StepKind::Clean : StepKind::Deploy;
-    if (stepFinished) task.internalInfo[keysFor(kind).completed] = true;
-    task.internalInfo.erase("wait_until");
-    transition(task, "resume");
-    task.node.setText(kNodeReservation, host());
+    markResumed(task, stepFinished);
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
   pool_->submit([this, uuid] { advance(uuid); });
   return {};
+}
+
+void Conductor::markResumed(TaskContext& task, bool stepFinished) {
+  const std::string s = task.node.str(kNodeProvisionState);
+  if (s == state::kCleanWait || s == state::kDeployWait) {
+    const StepKind kind = s == state::kCleanWait ? StepKind::Clean : StepKind::Deploy;
+    if (stepFinished) task.internalInfo[keysFor(kind).completed] = true;
+  }
+  task.internalInfo.erase("wait_until");
+  transition(task, "resume");
+  task.node.setText(kNodeReservation, host());
 }
 
 Result<CleaningStepsView> Conductor::cleaningSteps(const std::string& uuid, int minPriority) {
@@ -650,7 +657,7 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
     KILN_TRY_VOID(saveInNewTransaction(task));
     // In-band steps need the agent: the deploy interface boots it and the node waits for it.
     const bool inBand = std::any_of(plan.begin(), plan.end(), [](const PlannedStep& p) { return p.requiresRamdisk; });
-    if (inBand) {
+    if (inBand && !agent::agentConnected(task)) {
       auto prepared = task.driver->deploy->prepareCleaning(task);
       if (!prepared) {
         return failFlow(task, "Failed to prepare node " + task.uuid() + " for cleaning: " +
@@ -735,6 +742,7 @@ Result<Conductor::Next> Conductor::doDeploying(TaskContext& task) {
 Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind) {
   const FlowKeys& keys = keysFor(kind);
   json& info = task.internalInfo;
+  if (info.contains(agent::kResult)) return takeAgentResult(task, kind);
   const json& steps = info[keys.steps];
   int index = info.contains(keys.index) && info[keys.index].is_number_integer() ? info[keys.index].get<int>() : -1;
   if (index >= 0 && info.value(keys.completed, false)) {
@@ -769,7 +777,7 @@ Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind)
   task.log.info(kind == StepKind::Clean ? "running clean step" : "running deploy step",
                 {{"step", step.key()}, {"index", std::to_string(index)}});
 
-  auto result = executeStep(task, step);
+  auto result = executeStep(task, step, kind);
   if (!result) {
     const std::string what = kind == StepKind::Clean ? "cleaning" : "deployment";
     // The failed step stays in deploy_step (deployment steps spec); clean_step is cleared.
@@ -787,7 +795,7 @@ Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind)
   return Next::Continue;
 }
 
-Result<StepResult> Conductor::executeStep(TaskContext& task, const PlannedStep& step) {
+Result<StepResult> Conductor::executeStep(TaskContext& task, const PlannedStep& step, StepKind kind) {
   const auto timeout = std::chrono::seconds(deps_.config.powerStateChangeTimeout);
   if (step.interface == "power" && step.step == "power_on") {
     KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOn, timeout));
@@ -813,15 +821,17 @@ Result<StepResult> Conductor::executeStep(TaskContext& task, const PlannedStep& 
     task.internalInfo["wait_until"] = static_cast<int64_t>(until);
     return StepResult::Wait;
   }
-  for (const auto* impl : task.driver->byType) {
-    for (const auto& def : impl->steps()) {
-      if (def.interface != step.interface || def.name != step.step) continue;
-      if (!def.handler) {
-        return fail(ErrorCode::Unimplemented,
-                    "step " + step.key() + " runs in the agent, which is not connected");
-      }
-      return def.handler(task, step.args);
+  const StepDefinition* def = findStepDefinition(*task.driver, step.interface, step.step);
+  if (def && def->handler && !def->requiresRamdisk) return def->handler(task, step.args);
+  if (step.requiresRamdisk || (def && def->requiresRamdisk)) {
+    if (!agent::agentConnected(task)) {
+      return fail(ErrorCode::Conflict,
+                  "step " + step.key() + " runs in the agent, which is not running on the node (in "
+                  "a deployment the agent boots at deploy.deploy, priority 100: give in-band "
+                  "deploy steps a priority between 41 and 99)");
     }
+    agent::queueStep(task, kind == StepKind::Clean ? "clean" : "deploy", step.toJson());
+    return StepResult::Wait;
   }
   return invalid("the node's interfaces do not offer step " + step.key());
 }
@@ -904,7 +914,8 @@ void Conductor::checkWaitingNodes() {
     ListQuery q;
     q.limit = 0;
     q.filters.push_back({ListFilter::Op::In, kNodeProvisionState, {},
-                         {std::string(state::kCleanWait), std::string(state::kDeployWait)}});
+                         {std::string(state::kCleanWait), std::string(state::kDeployWait),
+                          std::string(state::kInspectWait)}});
     auto nodes = (*tx)->nodes().list(q);
     if (!nodes) return;
     waiting = std::move(*nodes);
@@ -919,7 +930,10 @@ void Conductor::checkWaitingNodes() {
       continue;
     }
     const bool clean = node.str(kNodeProvisionState) == state::kCleanWait;
-    const int timeout = clean ? deps_.config.cleanCallbackTimeout : deps_.config.deployCallbackTimeout;
+    const bool inspect = node.str(kNodeProvisionState) == state::kInspectWait;
+    const int timeout = inspect ? deps_.config.inspectWaitTimeout
+                        : clean ? deps_.config.cleanCallbackTimeout
+                                : deps_.config.deployCallbackTimeout;
     if (timeout <= 0 || node[kNodeProvisionUpdatedAt].isNull()) continue;
     std::tm tm{};
     const std::string& since = node.str(kNodeProvisionUpdatedAt);
@@ -940,6 +954,12 @@ void Conductor::checkWaitingNodes() {
     auto driver = driverFor(task->node);
     if (!driver) continue;
     task->driver = &*driver;
+    if (inspect) {
+      (void)failFlow(*task, "Timeout reached while inspecting node " + task->uuid() +
+                                ": its agent did not report the hardware inventory within " +
+                                std::to_string(timeout) + " seconds.");
+      continue;
+    }
     const json current = parseObject(task->node, clean ? kNodeCleanStep : kNodeDeployStep);
     const std::string step = current.empty() ? "(none yet)" : stepName(current);
     (void)failFlow(*task, clean ? "Timeout reached while cleaning the node. Please check if the "

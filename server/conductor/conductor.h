@@ -30,6 +30,7 @@
 #include "server/drivers/node_validation.h"
 #include "server/storage/storage.h"
 #include "shared/core/clock.h"
+#include "shared/protocol/messages.h"
 #include "shared/core/log.h"
 
 namespace kiln::server {
@@ -84,6 +85,17 @@ class Conductor {
   /// asynchronous step completed (the next one runs); false re-runs the current one.
   Result<void> resume(const std::string& nodeUuid, bool stepFinished);
 
+  /// GET /v1/lookup (docs/protocol.md): the node an agent serves, found by its UUID or by the
+  /// (normalised) MAC addresses of its ports, with the agent token on the first lookup of a
+  /// ramdisk session ("******" afterwards). NotFound when no node matches or (restrict_lookup)
+  /// the node is in no state where an agent is expected; Conflict while a worker holds it.
+  Result<nlohmann::json> lookup(const std::vector<std::string>& macs, const std::string& nodeUuid);
+  /// POST /v1/heartbeat/{uuid}: records what the agent reports, hands finished commands to the
+  /// parked flow and resumes it, and answers with the command the agent should run next.
+  /// Unauthenticated for a wrong or missing token (nothing changes).
+  Result<protocol::HeartbeatResponse> heartbeat(const std::string& nodeUuid,
+                                                const protocol::HeartbeatRequest& beat);
+
   /// The node's clean steps with priority >= minPriority.
   Result<CleaningStepsView> cleaningSteps(const std::string& nodeUuid, int minPriority);
 
@@ -122,7 +134,11 @@ class Conductor {
   Result<Next> doAdopting(TaskContext& task);
   /// Runs the next step of the node's clean or deploy plan.
   Result<Next> runNextStep(TaskContext& task, StepKind kind);
-  Result<StepResult> executeStep(TaskContext& task, const PlannedStep& step);
+  Result<StepResult> executeStep(TaskContext& task, const PlannedStep& step, StepKind kind);
+  /// Handles the agent's report on the command the current step queued (conductor_agent.cpp).
+  Result<Next> takeAgentResult(TaskContext& task, StepKind kind);
+  /// Marks a parked node as resumed under this conductor's reservation (same transaction).
+  void markResumed(TaskContext& task, bool stepFinished);
   Result<Next> finishCleaning(TaskContext& task);
   /// Moves the node to its failure state with last_error, releases it.
   Result<Next> failFlow(TaskContext& task, const std::string& message);

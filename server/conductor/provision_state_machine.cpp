@@ -50,6 +50,7 @@ constexpr StateTransition kTransitions[] = {
     {kInspecting, "wait", kInspectWait},
     {kInspecting, "fail", kInspectFailed},
     {kInspectWait, "done", kManageable},
+    {kInspectWait, "resume", kInspecting},
     {kInspectWait, "fail", kInspectFailed},
     {kInspectWait, "abort", kInspectFailed},
     {kInspectFailed, "inspect", kInspecting},

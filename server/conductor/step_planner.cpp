@@ -97,6 +97,17 @@ std::vector<AvailableStep> flowSteps() {
   };
 }
 
+const StepDefinition* findStepDefinition(const NodeDriver& driver, std::string_view interface,
+                                         std::string_view step) {
+  for (const auto* impl : driver.byType) {
+    if (!impl) continue;
+    for (const auto& def : impl->steps()) {
+      if (def.interface == interface && def.name == step) return &def;
+    }
+  }
+  return nullptr;
+}
+
 int interfacePriority(std::string_view iface) {
   if (iface == "vendor") return 7;
   if (iface == "power") return 6;

@@ -70,6 +70,11 @@ std::vector<AvailableStep> availableSteps(const NodeDriver& driver, StepKind kin
                                           const PriorityOverrides& overrides,
                                           const nlohmann::json* agentSteps = nullptr);
 
+/// The declaration of interface.step among the node's interface implementations; nullptr when
+/// none declares it (a step only the agent reported, or a flow step).
+const StepDefinition* findStepDefinition(const NodeDriver& driver, std::string_view interface,
+                                         std::string_view step);
+
 /// Interface priority used to break ties.
 int interfacePriority(std::string_view interface);
 

@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "server/drivers/agent/agent_interfaces.h"
 #include "server/drivers/fake/fake_interfaces.h"
 #include "server/drivers/interface_registry.h"
 #include "server/drivers/ipmitool/ipmitool_interfaces.h"
@@ -83,56 +84,6 @@ class NetbootBoot final : public BootInterface {
   std::string name_;
 };
 
-Result<StepResult> needsAgent(TaskContext& task, std::string_view what) {
-  return fail(ErrorCode::Unimplemented,
-              std::string(what) + " needs the kiln-agent protocol (lookup and heartbeat), which "
-              "this kiln-server does not provide yet; use the fake deploy interface");
-}
-
-/// The agent ("direct") deploy: the conductor-side core steps plus the agent's in-band steps.
-class DirectDeploy final : public DeployInterface {
- public:
-  DirectDeploy() {
-    steps_ = coreDeploySteps();
-    for (auto& s : steps_) {
-      const std::string name = s.name;
-      s.handler = [name](TaskContext& task, const json&) { return needsAgent(task, "deploy." + name); };
-    }
-    // In-band steps of the agent (ironic-python-agent's names and priorities).
-    steps_.push_back({"deploy", "erase_devices_metadata", 99, 0, true, true, {}, {}});
-    steps_.push_back({"deploy", "erase_devices", 10, -1, true, true, {}, {}});
-  }
-  std::string_view name() const override { return "direct"; }
-  std::span<const StepDefinition> steps() const override { return steps_; }
-  std::optional<std::string> validate(const TaskContext& task) const override {
-    auto it = task.instanceInfo.find("image_source");
-    if (it == task.instanceInfo.end() || !it->is_string() || it->get<std::string>().empty()) {
-      return "Some parameters were missing in node's instance_info. Missing are: ['image_source']";
-    }
-    return std::nullopt;
-  }
-  Result<StepResult> prepareCleaning(TaskContext& task) override {
-    return needsAgent(task, "in-band cleaning");
-  }
-  Result<void> tearDownCleaning(TaskContext& task) override { return {}; }
-  Result<void> tearDown(TaskContext& task) override {
-    KILN_TRY_VOID(task.driver->power->setPowerState(task, "power off", std::chrono::seconds(60)));
-    return task.driver->boot->cleanUpInstance(task);
-  }
-
- private:
-  std::vector<StepDefinition> steps_;
-};
-
-/// Agent inspection: the agent reports the inventory.
-class AgentInspect final : public InspectInterface {
- public:
-  std::string_view name() const override { return "agent"; }
-  Result<StepResult> inspectHardware(TaskContext& task) override {
-    return needsAgent(task, "in-band inspection");
-  }
-};
-
 }  // namespace
 
 Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const InterfaceDeps& deps) {
@@ -149,13 +100,11 @@ Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const Interf
   KILN_TRY_VOID(generic(InterfaceType::Storage, "noop", false));
   KILN_TRY_VOID(generic(InterfaceType::Network, "flat", false));
   KILN_TRY_VOID(generic(InterfaceType::Network, "noop", false));
-  KILN_TRY_VOID(generic(InterfaceType::Raid, "agent", false, raidSteps(false)));
   KILN_TRY_VOID(registry.add(std::make_unique<NoopManagement>()));
   KILN_TRY_VOID(registry.add(std::make_unique<NoInspect>()));
-  KILN_TRY_VOID(registry.add(std::make_unique<AgentInspect>()));
   KILN_TRY_VOID(registry.add(std::make_unique<NetbootBoot>("pxe")));
   KILN_TRY_VOID(registry.add(std::make_unique<NetbootBoot>("ipxe")));
-  KILN_TRY_VOID(registry.add(std::make_unique<DirectDeploy>()));
+  for (auto& impl : makeAgentInterfaces()) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeIpmitoolInterfaces(deps.commands)) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeRedfishInterfaces(deps.http)) KILN_TRY_VOID(registry.add(std::move(impl)));
   return {};

@@ -77,6 +77,13 @@ enum class StepResult { Done, Wait };
 
 using StepHandler = std::function<Result<StepResult>(TaskContext&, const nlohmann::json& args)>;
 
+/// Called when the agent reports a command a step queued (an in-band step, or a conductor-side
+/// step that hands work to the agent such as deploy.write_image) as SUCCEEDED: `result` is the
+/// command's result document. Done moves on to the next step; Wait means the handler queued
+/// more agent work. A FAILED command fails the flow before any handler runs.
+using AgentResultHandler = std::function<Result<StepResult>(TaskContext&, const nlohmann::json& args,
+                                                            const nlohmann::json& result)>;
+
 /// A step an implementation offers. Priorities are the defaults; 0 = only when asked for
 /// (manual cleaning, deploy templates, user deploy steps); -1 = not that kind of step.
 struct StepDefinition {
@@ -88,6 +95,7 @@ struct StepDefinition {
   bool requiresRamdisk = false;  ///< runs inside the agent (in-band)
   std::vector<ArgInfo> argsinfo;
   StepHandler handler;           ///< empty for in-band steps (the agent runs them)
+  AgentResultHandler onAgentResult = {};  ///< optional: after the agent finished the step's command
 };
 
 /// Base of every interface implementation.

@@ -83,7 +83,7 @@ class FakeDeploy final : public DeployInterface {
       }
     }
     // The generic clean steps, run out-of-band on fake hardware.
-    steps_.push_back({"deploy", "erase_devices_metadata", 99, -1, true, false, {}, noop()});
+    steps_.push_back({"deploy", "erase_devices_metadata", 99, 0, true, false, {}, noop()});
     steps_.push_back({"deploy", "erase_devices", 10, -1, true, false, {}, noop()});
   }
   std::string_view name() const override { return "fake"; }

@@ -1,0 +1,53 @@
+#include "server/api/agent_handlers.h"
+
+#include "server/api/handler_support.h"
+#include "server/api/port_handlers.h"
+#include "shared/json/json_util.h"
+#include "shared/protocol/messages.h"
+
+namespace kiln::server {
+
+Result<ApiResponse> AgentHandlers::lookup(RequestContext& ctx) {
+  // Ironic ignores addresses that are not MACs; none left and no node_uuid is a 400.
+  std::vector<std::string> macs;
+  if (auto addresses = ctx.request.param("addresses")) {
+    size_t pos = 0;
+    while (pos <= addresses->size()) {
+      size_t comma = addresses->find(',', pos);
+      if (comma == std::string::npos) comma = addresses->size();
+      if (auto mac = normalizeMac(std::string_view(*addresses).substr(pos, comma - pos))) {
+        macs.push_back(*mac);
+      }
+      pos = comma + 1;
+    }
+  }
+  std::string uuid = ctx.request.param("node_uuid").value_or("");
+  if (!uuid.empty() && !isUuidLike(uuid)) return invalid("Expected a UUID but received " + uuid + ".");
+  if (macs.empty() && uuid.empty()) {
+    return invalid("Incorrect MAC address format was passed as addresses, and no node_uuid "
+                   "was given.");
+  }
+  const nlohmann::json body = KILN_TRY(deps_.conductor.lookup(macs, uuid));
+  return jsonResponse(200, dumpJson(body));
+}
+
+Result<ApiResponse> AgentHandlers::heartbeat(RequestContext& ctx) {
+  const Json body = KILN_TRY(parseJsonBody(ctx));
+  auto beat = protocol::HeartbeatRequest::parse(body);
+  if (!beat) return invalid("Invalid heartbeat: " + beat.error().message);
+  if (!body.contains("protocol_version")) {
+    return invalid("This heartbeat carries no protocol_version: kiln-server speaks only "
+                   "kiln-agent's pull protocol (docs/protocol.md); ironic-python-agent is not "
+                   "supported.");
+  }
+  std::string uuid;
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));
+    Record node = KILN_TRY(findNode(*tx, ctx, ctx.param(0)));
+    uuid = node.uuid();
+  }
+  const protocol::HeartbeatResponse response = KILN_TRY(deps_.conductor.heartbeat(uuid, *beat));
+  return jsonResponse(202, dumpJson(response.toJson()));
+}
+
+}  // namespace kiln::server

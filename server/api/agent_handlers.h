@@ -1,0 +1,26 @@
+// File: server/api/agent_handlers.h
+//
+// The ramdisk endpoints kiln-agent talks to (docs/protocol.md): GET /v1/lookup and
+// POST /v1/heartbeat/{node}. Both are public like Ironic's: the agent proves itself with the
+// one-time token it gets at lookup.
+#pragma once
+
+#include "server/api/api_service.h"
+#include "server/api/router.h"
+
+namespace kiln::server {
+
+class AgentHandlers {
+ public:
+  explicit AgentHandlers(ApiDeps& deps) : deps_(deps) {}
+
+  /// GET /v1/lookup?addresses=<mac>,<mac>[&node_uuid=<uuid>] (since 1.22).
+  Result<ApiResponse> lookup(RequestContext& ctx);
+  /// POST /v1/heartbeat/{node} (since 1.22): 202 with the next commands.
+  Result<ApiResponse> heartbeat(RequestContext& ctx);
+
+ private:
+  ApiDeps& deps_;
+};
+
+}  // namespace kiln::server

@@ -1,0 +1,258 @@
+// File: server/conductor/conductor_agent.cpp
+//
+// The conductor's side of the pull protocol with kiln-agent (docs/protocol.md): lookup,
+// heartbeat, and handing a finished agent command back to the flow that queued it. The
+// session state lives in the node's driver_internal_info (server/drivers/agent/agent_session.h).
+#include <algorithm>
+#include <future>
+#include <set>
+
+#include "server/conductor/conductor.h"
+#include "server/conductor/conductor_detail.h"
+#include "server/drivers/agent/agent_session.h"
+#include "server/model/node.h"
+#include "server/model/provision_state.h"
+#include "server/model/resources.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+using Mode = Storage::Mode;
+using namespace detail;
+
+constexpr const char* kLookupNotFound = "Node with the given addresses or UUID could not be found.";
+
+/// States in which an agent is expected to look up ([api] restrict_lookup).
+bool agentExpected(std::string_view s) {
+  return s == state::kDeploying || s == state::kDeployWait || s == state::kCleaning ||
+         s == state::kCleanWait || s == state::kInspecting || s == state::kInspectWait;
+}
+
+/// driver_internal_info as the agent may see it: no token, no bookkeeping of the session.
+json internalInfoForAgent(const json& info) {
+  json out = info;
+  for (const char* key : {agent::kToken, agent::kCommand, agent::kResult, agent::kProgress,
+                          agent::kInventory, agent::kCachedCleanSteps, agent::kCachedDeploySteps}) {
+    out.erase(key);
+  }
+  return out;
+}
+
+/// The agent's step catalogue of one kind, when the heartbeat carries a non-empty one.
+const json* reportedSteps(const protocol::HeartbeatRequest& beat, const char* kind) {
+  if (!beat.steps.is_object()) return nullptr;
+  auto it = beat.steps.find(kind);
+  if (it == beat.steps.end() || !it->is_object() || it->empty()) return nullptr;
+  return &*it;
+}
+
+}  // namespace
+
+Result<json> Conductor::lookup(const std::vector<std::string>& macs, const std::string& nodeUuid) {
+  auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+  std::string uuid = nodeUuid;
+  if (uuid.empty()) {
+    ListQuery q;
+    q.limit = 0;
+    q.filters.push_back({ListFilter::Op::In, kPortAddress, {}, macs});
+    std::set<std::string> owners;
+    for (const auto& port : KILN_TRY(tx->ports().list(q))) {
+      if (!port[kPortNodeUuid].isNull()) owners.insert(port.str(kPortNodeUuid));
+    }
+    if (owners.empty()) return notFound(kLookupNotFound);
+    if (owners.size() > 1) {
+      return notFound("The given addresses belong to ports of more than one node; pass node_uuid.");
+    }
+    uuid = *owners.begin();
+  }
+  auto loaded = loadTask(*tx, uuid);
+  if (!loaded) {
+    if (loaded.error().code == ErrorCode::NotFound) return notFound(kLookupNotFound);
+    return std::unexpected(loaded.error());
+  }
+  TaskContext task = std::move(*loaded);
+  // Deliberately indistinguishable from an unknown node (Ironic's restrict_lookup).
+  if (deps_.config.restrictLookup && !agentExpected(task.node.str(kNodeProvisionState))) {
+    return notFound(kLookupNotFound);
+  }
+  if (!task.node[kNodeReservation].isNull()) return conflict(lockedMessage(task.node));
+
+  protocol::LookupResponse response;
+  response.nodeUuid = uuid;
+  response.heartbeatTimeout = deps_.config.ramdiskHeartbeatTimeout;
+  response.heartbeatInterval = deps_.config.agentHeartbeatInterval;
+  if (task.internalInfo.contains(agent::kToken)) {
+    response.agentToken = "******";  // issued once per ramdisk session
+  } else {
+    response.agentToken = agent::generateToken();
+    task.internalInfo[agent::kToken] = response.agentToken;
+    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+    task.log.info("agent looked up; token issued");
+  }
+  response.node = agent::nodeForAgent(task);
+  response.node["driver_internal_info"] = internalInfoForAgent(task.internalInfo);
+  json out = response.toJson();
+  // The rest of Ironic's lookup config that applies to Kiln.
+  out["config"]["agent_md5_checksum_enable"] = deps_.config.allowMd5Checksum;
+  out["config"]["permitted_image_formats"] = json::array({"raw", "qcow2"});
+  out["config"]["disable_deep_image_inspection"] = false;
+  return out;
+}
+
+Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid,
+                                                         const protocol::HeartbeatRequest& beat) {
+  if (beat.protocolVersion != protocol::kProtocolVersion) {
+    return invalid("Unsupported kiln agent protocol version " + std::to_string(beat.protocolVersion) +
+                   "; this kiln-server speaks version " + std::to_string(protocol::kProtocolVersion) +
+                   ". Rebuild the agent ramdisk from the same Kiln release.");
+  }
+  if (beat.agentVersion.empty()) return invalid("Missing agent_version in the heartbeat.");
+
+  protocol::HeartbeatResponse response;
+  response.heartbeatInterval = deps_.config.agentHeartbeatInterval;
+  bool resumed = false;
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    auto loaded = loadTask(*tx, uuid);
+    if (!loaded) return std::unexpected(loaded.error());
+    TaskContext task = std::move(*loaded);
+    json& info = task.internalInfo;
+    const std::string stored = info.value(agent::kToken, "");
+    if (!agent::tokenMatches(beat.agentToken, stored)) {
+      return fail(ErrorCode::Unauthenticated,
+                  "Invalid or missing agent token for node " + uuid + ": look the node up again.");
+    }
+    if (!task.node[kNodeReservation].isNull()) {
+      // A worker is acting on the node: record nothing now (its save would overwrite it); the
+      // agent resends its results until they are acknowledged.
+      response.heartbeatInterval = deps_.config.agentCommandHeartbeatInterval;
+      return response;
+    }
+    const std::string now = formatIsoTime(deps_.clock.now());
+    info["agent_version"] = beat.agentVersion;
+    info["agent_protocol_version"] = beat.protocolVersion;
+    info[agent::kLastHeartbeat] = now;
+    if (const json* clean = reportedSteps(beat, "clean")) info[agent::kCachedCleanSteps] = *clean;
+    if (const json* deploy = reportedSteps(beat, "deploy")) info[agent::kCachedDeploySteps] = *deploy;
+    if (beat.steps.is_object() && beat.steps.contains("hardware_manager_version")) {
+      info["hardware_manager_version"] = beat.steps["hardware_manager_version"];
+    }
+    if (beat.inventory) info[agent::kInventory] = *beat.inventory;
+    if (beat.progress) {
+      info[agent::kProgress] = beat.progress->toJson();
+    } else if (!info.contains(agent::kCommand)) {
+      info.erase(agent::kProgress);
+    }
+    const std::string pendingId =
+        info.contains(agent::kCommand) ? info[agent::kCommand].value("id", "") : std::string();
+    for (const auto& result : beat.results) {
+      response.acknowledged.push_back(result.id);
+      if (result.id != pendingId || pendingId.empty()) continue;  // stale or already taken
+      info[agent::kResult] = result.toJson();
+      info.erase(agent::kCommand);
+      task.log.info("agent command finished", {{"command", result.name}, {"status", result.status}});
+    }
+
+    const std::string s = task.node.str(kNodeProvisionState);
+    const std::string waiting = info.value(agent::kWaiting, "");
+    const bool maintenance = task.node.flag(kNodeMaintenance);
+    if (isWaitState(s)) {
+      // Ironic: an agent heartbeat keeps the callback timeout from expiring.
+      task.node.setText(kNodeProvisionUpdatedAt, now);
+    }
+    if (!maintenance) {
+      if ((s == state::kCleanWait || s == state::kDeployWait) && waiting == "boot") {
+        // The ramdisk is up. Cleaning that has not started is re-planned with the agent's own
+        // step catalogue; a deployment's deploy.deploy step is done.
+        info.erase(agent::kWaiting);
+        const bool cleanNotStarted = s == state::kCleanWait && !info.contains("clean_step_index");
+        if (cleanNotStarted) info.erase("clean_steps");
+        markResumed(task, !cleanNotStarted);
+        resumed = true;
+      } else if (s == state::kInspectWait && waiting == "inventory" && info.contains(agent::kInventory)) {
+        info.erase(agent::kWaiting);
+        markResumed(task, true);
+        resumed = true;
+      } else if ((s == state::kCleanWait || s == state::kDeployWait) && info.contains(agent::kResult)) {
+        info.erase(agent::kWaiting);
+        markResumed(task, false);  // runNextStep takes the result first
+        resumed = true;
+      }
+    }
+    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+  }
+  if (resumed) {
+    // Run the flow now and, for a short while, wait for it: the next command then rides on this
+    // heartbeat's answer instead of the next one's.
+    auto done = std::make_shared<std::promise<void>>();
+    auto finished = done->get_future();
+    pool_->submit([this, uuid, done] {
+      advance(uuid);
+      done->set_value();
+    });
+    (void)finished.wait_for(std::chrono::seconds(2));
+  }
+  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+  const json& info = task.internalInfo;
+  if (auto it = info.find(agent::kCommand); it != info.end() && it->is_object()) {
+    response.commands.push_back(KILN_TRY(protocol::AgentCommand::parse(*it)));
+  }
+  if (!response.commands.empty() || !task.node[kNodeReservation].isNull() ||
+      isWorkingState(task.node.str(kNodeProvisionState))) {
+    response.heartbeatInterval = deps_.config.agentCommandHeartbeatInterval;
+  }
+  return response;
+}
+
+Result<Conductor::Next> Conductor::takeAgentResult(TaskContext& task, StepKind kind) {
+  const FlowKeys& keys = keysFor(kind);
+  json& info = task.internalInfo;
+  const json report = info[agent::kResult];
+  info.erase(agent::kResult);
+  info.erase(agent::kProgress);
+  info.erase(agent::kWaiting);
+  const json& steps = info[keys.steps];
+  const int index = info.value(keys.index, -1);
+  if (!steps.is_array() || index < 0 || index >= static_cast<int>(steps.size())) {
+    task.log.warning("agent result without a current step; ignored");
+    KILN_TRY_VOID(saveInNewTransaction(task));
+    return Next::Continue;
+  }
+  auto step = KILN_TRY(PlannedStep::fromJson(steps[static_cast<size_t>(index)]));
+  const std::string what = kind == StepKind::Clean ? "cleaning" : "deployment";
+  const std::string status = report.value("status", "");
+  if (status != "SUCCEEDED") {
+    std::string error = report.contains("error") && report["error"].is_string()
+                            ? report["error"].get<std::string>()
+                            : "the agent reported status " + status;
+    return failFlow(task, "Node " + task.uuid() + " failed " + what + " step " + step.key() +
+                              ": " + error);
+  }
+  StepResult next = StepResult::Done;
+  const StepDefinition* def = findStepDefinition(*task.driver, step.interface, step.step);
+  if (def && def->onAgentResult) {
+    const json result = report.contains("result") ? report["result"] : json::object();
+    auto handled = def->onAgentResult(task, step.args, result);
+    if (!handled) {
+      return failFlow(task, "Node " + task.uuid() + " failed " + what + " step " + step.key() +
+                                ": " + handled.error().message);
+    }
+    next = *handled;
+  }
+  if (next == StepResult::Wait) {
+    transition(task, "wait");
+    task.node.setNull(kNodeReservation);
+    KILN_TRY_VOID(saveInNewTransaction(task));
+    return Next::Stop;
+  }
+  info[keys.completed] = true;
+  KILN_TRY_VOID(saveInNewTransaction(task));
+  return Next::Continue;
+}
+
+}  // namespace kiln::server

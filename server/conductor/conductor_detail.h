@@ -1,0 +1,31 @@
+// File: server/conductor/conductor_detail.h
+//
+// Helpers the conductor's translation units share (conductor.cpp, conductor_agent.cpp). Not
+// part of the conductor's interface.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "server/conductor/step_planner.h"
+#include "server/storage/storage.h"
+
+namespace kiln::server::detail {
+
+/// States in which a worker owns the node (it holds the reservation).
+bool isWorkingState(std::string_view s);
+/// clean wait, wait call-back, inspect wait.
+bool isWaitState(std::string_view s);
+/// Ironic's 409 message for a node another operation holds.
+std::string lockedMessage(const Record& node);
+
+/// Keys of one flow kind in driver_internal_info, and the node field of its current step.
+struct FlowKeys {
+  const char* steps;
+  const char* index;
+  const char* completed;
+  size_t currentField;
+};
+const FlowKeys& keysFor(StepKind kind);
+
+}  // namespace kiln::server::detail

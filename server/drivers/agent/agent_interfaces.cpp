@@ -1,0 +1,248 @@
+#include "server/drivers/agent/agent_interfaces.h"
+
+#include <chrono>
+
+#include "server/drivers/agent/agent_session.h"
+#include "server/drivers/fake/fake_interfaces.h"
+#include "server/model/node.h"
+#include "server/model/provision_state.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+
+std::chrono::seconds powerTimeout(const TaskContext& task) {
+  return std::chrono::seconds(task.config ? task.config->powerStateChangeTimeout : 60);
+}
+
+std::string instanceString(const TaskContext& task, const char* key) {
+  auto it = task.instanceInfo.find(key);
+  return it != task.instanceInfo.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+Result<StepResult> finishedCommand(TaskContext&, const json&, const json&) {
+  return StepResult::Done;
+}
+
+/// Ironic's agent deploy ("direct").
+class DirectDeploy final : public DeployInterface {
+ public:
+  DirectDeploy() {
+    steps_ = coreDeploySteps();
+    for (auto& s : steps_) {
+      if (s.name == "deploy") {
+        s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+          KILN_TRY_VOID(agent::bootRamdisk(task, powerTimeout(task)));
+          return StepResult::Wait;
+        };
+      } else if (s.name == "write_image") {
+        s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+          json args{{"image_info", KILN_TRY(buildImageInfo(task))}};
+          if (auto it = task.instanceInfo.find("configdrive");
+              it != task.instanceInfo.end() && !it->is_null()) {
+            if (!it->is_string()) {
+              return invalid("instance_info.configdrive must be a URL or a base64-encoded, "
+                             "gzip-compressed ISO 9660 image (Kiln builds no config drive from "
+                             "JSON)");
+            }
+            args["configdrive"] = *it;
+          }
+          agent::queueStep(task, "deploy",
+                           json{{"interface", "deploy"}, {"step", "write_image"}, {"args", args},
+                                {"priority", 80}});
+          return StepResult::Wait;
+        };
+        s.onAgentResult = [](TaskContext& task, const json&, const json& result) -> Result<StepResult> {
+          if (result.contains("root_device")) task.internalInfo["root_device"] = result["root_device"];
+          return StepResult::Done;
+        };
+      } else if (s.name == "prepare_instance_boot") {
+        s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+          KILN_TRY_VOID(task.driver->boot->prepareInstance(task));
+          return StepResult::Done;
+        };
+      } else if (s.name == "tear_down_agent") {
+        // The agent syncs and powers the machine off after reporting; the power interface then
+        // makes sure it is off, and the ramdisk boot configuration goes.
+        s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+          if (!agent::agentConnected(task)) {
+            KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
+            return StepResult::Done;
+          }
+          agent::queueCommand(task, "power_off", json::object());
+          return StepResult::Wait;
+        };
+        s.onAgentResult = [](TaskContext& task, const json&, const json&) -> Result<StepResult> {
+          KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
+          return StepResult::Done;
+        };
+      } else if (s.name == "switch_to_tenant_network") {
+        // Flat networking: the provisioning and tenant networks are the same.
+        s.handler = [](TaskContext&, const json&) -> Result<StepResult> { return StepResult::Done; };
+      } else if (s.name == "boot_instance") {
+        s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+          KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOn, powerTimeout(task)));
+          task.node.setText(kNodePowerState, std::string(state::kPowerOn));
+          return StepResult::Done;
+        };
+      }
+    }
+    // In-band steps of the agent, with ironic-python-agent's priorities (the agent's heartbeat
+    // replaces these declarations with its own catalogue).
+    steps_.push_back({"deploy", "erase_devices_metadata", 99, 0, true, true, {}, {}, finishedCommand});
+    steps_.push_back({"deploy", "erase_devices", 10, -1, true, true, {}, {}, finishedCommand});
+  }
+  std::string_view name() const override { return "direct"; }
+  std::span<const StepDefinition> steps() const override { return steps_; }
+  std::optional<std::string> validate(const TaskContext& task) const override {
+    const std::string source = instanceString(task, "image_source");
+    if (source.empty()) {
+      return "Some parameters were missing in node's instance_info. Missing are: ['image_source']";
+    }
+    if (auto info = buildImageInfo(task); !info) return info.error().message;
+    return std::nullopt;
+  }
+  Result<StepResult> prepareCleaning(TaskContext& task) override {
+    KILN_TRY_VOID(agent::bootRamdisk(task, powerTimeout(task)));
+    return StepResult::Wait;
+  }
+  Result<void> tearDownCleaning(TaskContext& task) override {
+    return agent::leaveRamdisk(task, powerTimeout(task));
+  }
+  Result<void> tearDown(TaskContext& task) override {
+    KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOff, powerTimeout(task)));
+    task.node.setText(kNodePowerState, std::string(state::kPowerOff));
+    return task.driver->boot->cleanUpInstance(task);
+  }
+
+ private:
+  std::vector<StepDefinition> steps_;
+};
+
+/// Agent inspection: boot the ramdisk; the agent's first heartbeat carries the inventory.
+class AgentInspect final : public InspectInterface {
+ public:
+  std::string_view name() const override { return "agent"; }
+  Result<StepResult> inspectHardware(TaskContext& task) override {
+    json& info = task.internalInfo;
+    // First pass: boot the ramdisk and wait. The heartbeat that carries the inventory stores it
+    // and resumes the node; the second pass (marker set, inventory present) applies it.
+    if (!info.value("agent_inspecting", false) || !info.contains(agent::kInventory)) {
+      info.erase(agent::kInventory);
+      KILN_TRY_VOID(agent::bootRamdisk(task, powerTimeout(task)));
+      info[agent::kWaiting] = "inventory";
+      info["agent_inspecting"] = true;
+      return StepResult::Wait;
+    }
+    info.erase("agent_inspecting");
+    json properties = json::object();
+    if (!task.node[kNodeProperties].isNull()) {
+      if (auto parsed = parseJson(task.node.str(kNodeProperties)); parsed && parsed->is_object()) {
+        properties = *parsed;
+      }
+    }
+    applyInventory(properties, info[agent::kInventory]);
+    task.node.setText(kNodeProperties, dumpJson(properties));
+    KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
+    return StepResult::Done;
+  }
+};
+
+/// Software RAID in the agent: the in-band steps plus what their results mean for the node.
+std::vector<StepDefinition> agentRaidSteps() {
+  auto steps = raidSteps(false);
+  for (auto& s : steps) {
+    s.onAgentResult = [](TaskContext& task, const json&, const json& result) -> Result<StepResult> {
+      const json& config = result.contains("raid_config") ? result["raid_config"] : json();
+      task.node.setText(kNodeRaidConfig, config.is_object() ? dumpJson(config) : "{}");
+      return StepResult::Done;
+    };
+  }
+  return steps;
+}
+
+}  // namespace
+
+Result<json> buildImageInfo(const TaskContext& task) {
+  const std::string source = instanceString(task, "image_source");
+  if (source.rfind("http://", 0) != 0 && source.rfind("https://", 0) != 0) {
+    return invalid("instance_info.image_source must be an http:// or https:// URL of the image, "
+                   "got '" + source + "' (Kiln has no image service)");
+  }
+  json info{{"id", source.substr(source.find_last_of('/') + 1)},
+            {"urls", json::array({source})},
+            {"disk_format", instanceString(task, "image_disk_format").empty()
+                                ? std::string("raw")
+                                : instanceString(task, "image_disk_format")},
+            {"stream_raw_images", true},
+            {"node_uuid", task.uuid()}};
+  const std::string algo = instanceString(task, "image_os_hash_algo");
+  const std::string value = instanceString(task, "image_os_hash_value");
+  const std::string checksum = instanceString(task, "image_checksum");
+  if (!algo.empty() && !value.empty()) {
+    info["os_hash_algo"] = algo;
+    info["os_hash_value"] = value;
+  } else if (!checksum.empty()) {
+    info["checksum"] = checksum;
+  } else {
+    return invalid("Some parameters were missing in node's instance_info. Missing are: "
+                   "['image_checksum'] (or image_os_hash_algo and image_os_hash_value)");
+  }
+  if (const std::string c = instanceString(task, "image_compression"); !c.empty()) {
+    info["compression"] = c;
+  }
+  return info;
+}
+
+void applyInventory(json& properties, const json& inventory) {
+  if (!inventory.is_object()) return;
+  if (auto cpu = inventory.find("cpu"); cpu != inventory.end() && cpu->is_object()) {
+    if (cpu->contains("count") && (*cpu)["count"].is_number_integer()) properties["cpus"] = (*cpu)["count"];
+    if (cpu->contains("architecture") && (*cpu)["architecture"].is_string()) {
+      properties["cpu_arch"] = (*cpu)["architecture"];
+    }
+  }
+  if (auto mem = inventory.find("memory"); mem != inventory.end() && mem->is_object()) {
+    if (mem->contains("physical_mb") && (*mem)["physical_mb"].is_number_integer() &&
+        (*mem)["physical_mb"].get<int64_t>() > 0) {
+      properties["memory_mb"] = (*mem)["physical_mb"];
+    } else if (mem->contains("total") && (*mem)["total"].is_number_integer()) {
+      properties["memory_mb"] = (*mem)["total"].get<int64_t>() / (1024 * 1024);
+    }
+  }
+  if (auto root = inventory.find("root_disk"); root != inventory.end() && root->is_object() &&
+                                               root->contains("size") && (*root)["size"].is_number()) {
+    const int64_t gib = (*root)["size"].get<int64_t>() / (int64_t{1} << 30);
+    properties["local_gb"] = gib > 0 ? gib - 1 : 0;  // ironic-inspector keeps one GiB spare
+  }
+  if (auto boot = inventory.find("boot"); boot != inventory.end() && boot->is_object() &&
+                                          boot->contains("current_boot_mode") &&
+                                          (*boot)["current_boot_mode"].is_string()) {
+    // capabilities is Ironic's "key:value,key:value" string.
+    std::string caps = properties.value("capabilities", "");
+    std::string merged;
+    size_t pos = 0;
+    while (pos <= caps.size()) {
+      size_t comma = caps.find(',', pos);
+      if (comma == std::string::npos) comma = caps.size();
+      std::string item = caps.substr(pos, comma - pos);
+      if (!item.empty() && item.rfind("boot_mode:", 0) != 0) merged += (merged.empty() ? "" : ",") + item;
+      pos = comma + 1;
+    }
+    merged += (merged.empty() ? "" : ",") + std::string("boot_mode:") +
+              (*boot)["current_boot_mode"].get<std::string>();
+    properties["capabilities"] = merged;
+  }
+}
+
+std::vector<std::unique_ptr<HardwareInterface>> makeAgentInterfaces() {
+  std::vector<std::unique_ptr<HardwareInterface>> out;
+  out.push_back(std::make_unique<DirectDeploy>());
+  out.push_back(std::make_unique<AgentInspect>());
+  out.push_back(std::make_unique<GenericInterface>(InterfaceType::Raid, "agent", false, agentRaidSteps()));
+  return out;
+}
+
+}  // namespace kiln::server

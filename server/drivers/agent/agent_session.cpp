@@ -1,0 +1,121 @@
+#include "server/drivers/agent/agent_session.h"
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "server/model/node.h"
+#include "server/model/provision_state.h"
+#include "shared/core/uuid.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server::agent {
+
+using nlohmann::json;
+
+std::string generateToken() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) {
+    // The kernel's CSPRNG failing is not something to limp along with.
+    std::abort();
+  }
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  out.reserve(43);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char b : bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kAlphabet[(acc >> bits) & 0x3f]);
+    }
+  }
+  if (bits > 0) out.push_back(kAlphabet[(acc << (6 - bits)) & 0x3f]);
+  return out;
+}
+
+bool tokenMatches(std::string_view presented, std::string_view stored) {
+  if (presented.empty() || stored.empty() || presented.size() != stored.size()) return false;
+  return CRYPTO_memcmp(presented.data(), stored.data(), stored.size()) == 0;
+}
+
+void resetSession(json& info) {
+  // The cached step catalogue survives: it describes the agent image, not the session, and
+  // GET /v1/nodes/{id}/cleaning/steps keeps showing it (Ironic wipes it; see docs/protocol.md).
+  for (const char* key : {kToken, "agent_url", "agent_version", "agent_protocol_version",
+                          kLastHeartbeat, kWaiting, kCommand, kResult, kProgress}) {
+    info.erase(key);
+  }
+}
+
+bool agentConnected(const TaskContext& task) {
+  return task.internalInfo.contains(kToken) && task.internalInfo.contains(kLastHeartbeat);
+}
+
+std::string queueCommand(TaskContext& task, std::string_view name, json params) {
+  const std::string id = generateUuid();
+  task.internalInfo[kCommand] = json{{"id", id},
+                                     {"name", std::string(name)},
+                                     {"params", std::move(params)},
+                                     {"queued_at", formatIsoTime(task.clock->now())}};
+  task.internalInfo[kWaiting] = "command";
+  task.internalInfo.erase(kResult);
+  task.internalInfo.erase(kProgress);
+  task.log.info("queued agent command", {{"command", std::string(name)}, {"id", id}});
+  return id;
+}
+
+std::string queueStep(TaskContext& task, std::string_view kind, const json& step) {
+  json params{{"kind", std::string(kind)},
+              {"step",
+               {{"interface", step.value("interface", "")},
+                {"step", step.value("step", "")},
+                {"args", step.contains("args") ? step["args"] : json::object()},
+                {"priority", step.value("priority", 0)}}},
+              {"node", nodeForAgent(task)}};
+  if (auto it = task.internalInfo.find("hardware_manager_version"); it != task.internalInfo.end()) {
+    params["hardware_manager_version"] = *it;
+  }
+  return queueCommand(task, "execute_step", std::move(params));
+}
+
+Result<void> bootRamdisk(TaskContext& task, std::chrono::seconds powerTimeout) {
+  KILN_TRY_VOID(task.driver->boot->prepareRamdisk(task));
+  resetSession(task.internalInfo);
+  auto power = KILN_TRY(task.driver->power->getPowerState(task));
+  if (power == state::kPowerOn) {
+    KILN_TRY_VOID(task.driver->power->reboot(task, false, powerTimeout));
+  } else {
+    KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOn, powerTimeout));
+  }
+  task.node.setText(kNodePowerState, std::string(state::kPowerOn));
+  task.internalInfo[kWaiting] = "boot";
+  return {};
+}
+
+Result<void> leaveRamdisk(TaskContext& task, std::chrono::seconds powerTimeout) {
+  KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOff, powerTimeout));
+  task.node.setText(kNodePowerState, std::string(state::kPowerOff));
+  KILN_TRY_VOID(task.driver->boot->cleanUpRamdisk(task));
+  resetSession(task.internalInfo);
+  return {};
+}
+
+json nodeForAgent(const TaskContext& task) {
+  auto object = [&](size_t field) {
+    if (task.node[field].isNull()) return json::object();
+    auto parsed = parseJson(task.node.str(field));
+    return parsed && parsed->is_object() ? *parsed : json::object();
+  };
+  json instance = task.instanceInfo;
+  instance.erase("configdrive");  // large, secret, and handed to write_image explicitly
+  return json{{"uuid", task.uuid()},
+              {"properties", object(kNodeProperties)},
+              {"instance_info", instance},
+              {"target_raid_config", object(kNodeTargetRaidConfig)},
+              {"raid_config", object(kNodeRaidConfig)}};
+}
+
+}  // namespace kiln::server::agent

@@ -1,0 +1,445 @@
+// The server's half of the kiln-agent protocol (docs/protocol.md) through the API: lookup,
+// tokens, heartbeats carrying results, the direct deploy, in-band cleaning, agent inspection
+// and agent RAID, driven by a scripted agent.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/test_api.h"
+
+using kiln::test::Json;
+using kiln::test::Response;
+using kiln::test::TestApi;
+
+namespace {
+
+constexpr const char* kMac = "52:54:00:12:34:56";
+
+/// The step catalogue kiln-agent reports (ironic-python-agent's names and priorities).
+Json agentSteps() {
+  return Json::parse(R"({
+    "clean": {
+      "deploy": [
+        {"interface": "deploy", "step": "erase_devices_metadata", "priority": 99, "abortable": true,
+         "reboot_requested": false, "argsinfo": {}},
+        {"interface": "deploy", "step": "erase_devices", "priority": 10, "abortable": true,
+         "reboot_requested": false, "argsinfo": {}}],
+      "raid": [
+        {"interface": "raid", "step": "create_configuration", "priority": 0, "abortable": false,
+         "reboot_requested": false, "argsinfo": {}},
+        {"interface": "raid", "step": "delete_configuration", "priority": 0, "abortable": false,
+         "reboot_requested": false, "argsinfo": {}}]},
+    "deploy": {
+      "deploy": [
+        {"interface": "deploy", "step": "write_image", "priority": 0, "abortable": false,
+         "reboot_requested": false, "argsinfo": {}}],
+      "raid": [
+        {"interface": "raid", "step": "apply_configuration", "priority": 0, "abortable": false,
+         "reboot_requested": false,
+         "argsinfo": {"raid_config": {"description": "target_raid_config format", "required": true}}}]}
+  })");
+}
+
+/// A scripted agent: looks the node up, heartbeats, reports results.
+struct ScriptedAgent {
+  TestApi& api;
+  std::string uuid;
+  std::string token;
+
+  Response lookup() {
+    auto r = api.get("/v1/lookup?addresses=" + std::string(kMac));
+    if (r.status == 200) {
+      uuid = r.json()["node"]["uuid"];
+      const std::string t = r.json()["config"]["agent_token"];
+      if (t != "******") token = t;
+    }
+    return r;
+  }
+
+  Json beatBody(Json results = Json::array()) const {
+    return Json{{"callback_url", ""},      {"agent_version", "kiln-agent test"},
+                {"agent_token", token},    {"protocol_version", 1},
+                {"steps", agentSteps()},   {"results", std::move(results)},
+                {"running", Json::array()}};
+  }
+
+  /// Sends a heartbeat and waits for the conductor to settle; returns the 202 body.
+  Response beat(Json results = Json::array()) {
+    auto r = api.post("/v1/heartbeat/" + uuid, beatBody(std::move(results)));
+    api.settle();
+    return r;
+  }
+
+  /// Reports `command` (from a heartbeat answer) as finished.
+  Response finish(const Json& command, const std::string& status = "SUCCEEDED",
+                  Json result = Json::object(), const std::string& error = "") {
+    Json r{{"id", command["id"]}, {"name", command["name"]}, {"status", status}, {"result", result}};
+    if (!error.empty()) r["error"] = error;
+    return beat(Json::array({r}));
+  }
+};
+
+Json node(TestApi& api, const std::string& ident) {
+  api.settle();
+  return api.get("/v1/nodes/" + ident).json();
+}
+
+Response verb(TestApi& api, const std::string& ident, const std::string& target, Json extra = Json::object()) {
+  extra["target"] = target;
+  auto r = api.put("/v1/nodes/" + ident + "/states/provision", extra);
+  api.settle();
+  return r;
+}
+
+/// A fake-hardware node using the agent interfaces, with one port.
+void createAgentNode(TestApi& api, const std::string& name, Json extra = Json::object()) {
+  extra["name"] = name;
+  extra["deploy_interface"] = "direct";
+  if (!extra.contains("instance_info")) {
+    extra["instance_info"] = {{"image_source", "http://127.0.0.1:8080/img.raw"},
+                              {"image_os_hash_algo", "sha256"},
+                              {"image_os_hash_value", std::string(64, 'a')}};
+  }
+  auto created = api.createNode(extra);
+  auto port = api.post("/v1/ports", {{"address", kMac}, {"node_uuid", created["uuid"]}});
+  REQUIRE(port.status == 201);
+}
+
+/// Makes the node available without cleaning (cleaning has its own tests).
+void makeAvailable(TestApi& api, const std::string& name) {
+  REQUIRE(api.patch("/v1/nodes/" + name, Json::array({{{"op", "add"}, {"path", "/automated_clean"}, {"value", false}}})).status == 200);
+  REQUIRE(verb(api, name, "manage").status == 202);
+  REQUIRE(verb(api, name, "provide").status == 202);
+  REQUIRE(node(api, name)["provision_state"] == "available");
+}
+
+Json commandOf(const Response& r) {
+  REQUIRE(r.status == 202);
+  auto commands = r.json()["commands"];
+  REQUIRE(commands.size() == 1);
+  return commands[0];
+}
+
+}  // namespace
+
+TEST_CASE("lookup: version, addresses, restricted states, token once", "[server][agent]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  ScriptedAgent agent{api};
+
+  api.version = "1.21";
+  CHECK(api.get("/v1/lookup?addresses=" + std::string(kMac)).status == 404);
+  api.version = "1.78";
+  CHECK(api.get("/v1/lookup").status == 400);
+  CHECK(api.get("/v1/lookup?addresses=not-a-mac").status == 400);
+  CHECK(api.get("/v1/lookup?addresses=52:54:00:00:00:01").status == 404);
+  // enroll: no agent is expected, indistinguishable from an unknown node.
+  CHECK(agent.lookup().status == 404);
+
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  auto n = node(api, "n1");
+  REQUIRE(n["provision_state"] == "wait call-back");
+  CHECK(n["power_state"] == "power on");
+
+  auto first = agent.lookup();
+  REQUIRE(first.status == 200);
+  auto body = first.json();
+  CHECK(body["node"]["uuid"] == n["uuid"]);
+  CHECK(body["config"]["agent_token"].get<std::string>().size() == 43);
+  CHECK(body["config"]["heartbeat_timeout"] == 300);
+  CHECK(body["config"]["agent_token_required"] == true);
+  CHECK(body["config"]["kiln_protocol_version"] == 1);
+  CHECK_FALSE(body["node"]["driver_internal_info"].contains("agent_secret_token"));
+  // Uppercase MACs and several addresses work; the token is not issued twice.
+  auto second = api.get("/v1/lookup?addresses=AA:BB:CC:DD:EE:FF,52:54:00:12:34:56");
+  REQUIRE(second.status == 200);
+  CHECK(second.json()["config"]["agent_token"] == "******");
+  CHECK(api.get("/v1/lookup?node_uuid=" + n["uuid"].get<std::string>()).json()["config"]["agent_token"] == "******");
+  // The API never shows the token.
+  CHECK(node(api, "n1")["driver_internal_info"]["agent_secret_token"] == "******");
+}
+
+TEST_CASE("lookup and heartbeat are public under http_basic", "[server][agent]") {
+  const std::string file = "/tmp/kiln-agent-htpasswd-" + std::to_string(getpid());
+  // bcrypt (cost 4) of "s3cret", made with `htpasswd -nbB -C 4`.
+  std::ofstream(file) << "admin:$2y$04$yNagjehOdvxOluZFDAQywegpKCB1ps1nWXjNykcOaEKe6JrnNyI.W\n";
+  TestApi api("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = " + file + "\n");
+  std::filesystem::remove(file);
+  CHECK(api.get("/v1/lookup?addresses=" + std::string(kMac)).status == 404);
+  CHECK(api.get("/v1/nodes").status == 401);
+  auto beat = api.post("/v1/heartbeat/1be26c0b-03f2-4d2e-ae87-c02d7f33c123",
+                       {{"agent_version", "x"}, {"agent_token", "t"}, {"protocol_version", 1}});
+  CHECK(beat.status == 404);
+}
+
+TEST_CASE("heartbeat: a wrong or missing token is 401 and changes nothing", "[server][agent]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  const Json before = node(api, "n1");
+
+  ScriptedAgent impostor{api, agent.uuid, std::string(43, 'x')};
+  auto r = impostor.beat();
+  CHECK(r.status == 401);
+  CHECK_THAT(r.fault(), Catch::Contains("token"));
+  impostor.token = "";
+  CHECK(impostor.beat().status == 401);
+  const Json after = node(api, "n1");
+  CHECK(after["provision_state"] == "wait call-back");
+  CHECK(after["driver_internal_info"] == before["driver_internal_info"]);
+  CHECK(after["updated_at"] == before["updated_at"]);
+
+  // Bad input: no protocol version (ironic-python-agent), unknown version, missing version.
+  auto body = agent.beatBody();
+  body.erase("protocol_version");
+  CHECK(api.post("/v1/heartbeat/" + agent.uuid, body).status == 400);
+  body["protocol_version"] = 99;
+  CHECK(api.post("/v1/heartbeat/" + agent.uuid, body).status == 400);
+  body = agent.beatBody();
+  body.erase("agent_version");
+  CHECK(api.post("/v1/heartbeat/" + agent.uuid, body).status == 400);
+  CHECK(api.call("POST", "/v1/heartbeat/" + agent.uuid, "{not json").status == 400);
+  body = agent.beatBody();
+  body["results"] = "nope";
+  CHECK(api.post("/v1/heartbeat/" + agent.uuid, body).status == 400);
+  CHECK(node(api, "n1")["driver_internal_info"] == before["driver_internal_info"]);
+}
+
+TEST_CASE("direct deploy through the agent: write_image, power off, boot", "[server][agent]") {
+  TestApi api;
+  createAgentNode(api, "n1", {{"properties", {{"root_device", {{"name", "/dev/vda"}}}}}});
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "wait call-back");
+  CHECK(n["deploy_step"]["step"] == "deploy");
+
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  // The first heartbeat: deploy.deploy is done, write_image hands the image to the agent.
+  auto write = commandOf(agent.beat());
+  CHECK(write["name"] == "execute_step");
+  CHECK(write["params"]["kind"] == "deploy");
+  CHECK(write["params"]["step"]["step"] == "write_image");
+  const Json image = write["params"]["step"]["args"]["image_info"];
+  CHECK(image["urls"] == Json::array({"http://127.0.0.1:8080/img.raw"}));
+  CHECK(image["os_hash_algo"] == "sha256");
+  CHECK(image["disk_format"] == "raw");
+  CHECK(write["params"]["node"]["properties"]["root_device"]["name"] == "/dev/vda");
+  n = node(api, "n1");
+  CHECK(n["deploy_step"]["step"] == "write_image");
+  CHECK(n["driver_internal_info"]["agent_cached_deploy_steps"].contains("raid"));
+
+  // An idle heartbeat (the command still running) changes nothing and repeats the command.
+  Json running = agent.beatBody();
+  running["running"] = Json::array({write["id"]});
+  running["progress"] = {{"command_id", write["id"]}, {"bytes_done", 1048576}, {"bytes_total", 4194304}};
+  auto idle = api.post("/v1/heartbeat/" + agent.uuid, running);
+  REQUIRE(idle.status == 202);
+  CHECK(commandOf(idle)["id"] == write["id"]);
+  CHECK(idle.json()["heartbeat_interval"] == 2);
+  CHECK(node(api, "n1")["driver_internal_info"]["agent_progress"]["bytes_done"] == 1048576);
+
+  // Finished: prepare_instance_boot runs, tear_down_agent asks the agent to power off.
+  auto off = agent.finish(write, "SUCCEEDED", {{"root_device", "/dev/vda"}});
+  CHECK(off.json()["acknowledged"] == Json::array({write["id"]}));
+  auto powerOff = commandOf(off);
+  CHECK(powerOff["name"] == "power_off");
+  n = node(api, "n1");
+  CHECK(n["deploy_step"]["step"] == "tear_down_agent");
+  CHECK(n["driver_internal_info"]["root_device"] == "/dev/vda");
+
+  // The same result again (a retried heartbeat) is acknowledged but not applied twice.
+  Json stale{{"id", write["id"]}, {"name", "execute_step"}, {"status", "SUCCEEDED"}, {"result", Json::object()}};
+  auto retried = agent.beat(Json::array({stale}));
+  CHECK(retried.json()["acknowledged"] == Json::array({write["id"]}));
+  CHECK(node(api, "n1")["deploy_step"]["step"] == "tear_down_agent");
+
+  auto done = agent.finish(powerOff);
+  CHECK(done.status == 202);
+  n = node(api, "n1");
+  CHECK(n["provision_state"] == "active");
+  CHECK(n["power_state"] == "power on");
+  CHECK(n["last_error"].is_null());
+  CHECK_FALSE(n["driver_internal_info"].contains("agent_secret_token"));
+  // The session ended: the old token is refused, lookup no longer finds the node.
+  CHECK(agent.beat().status == 401);
+  CHECK(agent.lookup().status == 404);
+}
+
+TEST_CASE("a failed agent step fails the deployment naming the step", "[server][agent]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto write = commandOf(agent.beat());
+  auto r = agent.finish(write, "FAILED", Json::object(),
+                        "Image checksum mismatch for http://127.0.0.1:8080/img.raw: expected aaa, got bbb");
+  CHECK(r.status == 202);
+  CHECK(r.json()["commands"].empty());
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "deploy failed");
+  CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("deploy.write_image") &&
+                                                     Catch::Contains("checksum mismatch"));
+  CHECK(n["deploy_step"]["step"] == "write_image");
+}
+
+TEST_CASE("deploy: an image_source that is not http(s) fails validation", "[server][agent]") {
+  TestApi api;
+  createAgentNode(api, "n1", {{"instance_info", {{"image_source", "glance://abc"}, {"image_checksum", "x"}}}});
+  auto v = api.get("/v1/nodes/n1/validate").json();
+  CHECK(v["deploy"]["result"] == false);
+  CHECK_THAT(v["deploy"]["reason"].get<std::string>(), Catch::Contains("http"));
+  api.patch("/v1/nodes/n1", Json::array({{{"op", "replace"}, {"path", "/instance_info"},
+                                          {"value", {{"image_source", "http://x/y"}}}}}));
+  v = api.get("/v1/nodes/n1/validate").json();
+  CHECK_THAT(v["deploy"]["reason"].get<std::string>(), Catch::Contains("image_checksum"));
+}
+
+TEST_CASE("automated cleaning runs the agent's steps; the cleaning steps endpoint shows them", "[server][agent]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  CHECK(api.get("/v1/nodes/n1/cleaning/steps").status == 202);
+  REQUIRE(verb(api, "n1", "manage").status == 202);
+  REQUIRE(verb(api, "n1", "provide").status == 202);
+  auto n = node(api, "n1");
+  REQUIRE(n["provision_state"] == "clean wait");
+  auto pending = api.get("/v1/nodes/n1/cleaning/steps");
+  CHECK(pending.status == 202);
+  CHECK(pending.header("Retry-Request-After") == "30");
+
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto metadata = commandOf(agent.beat());
+  CHECK(metadata["params"]["step"]["step"] == "erase_devices_metadata");
+  CHECK(metadata["params"]["kind"] == "clean");
+
+  auto steps = api.get("/v1/nodes/n1/cleaning/steps");
+  REQUIRE(steps.status == 200);
+  std::vector<std::string> names;
+  for (const auto& s : steps.json()) names.push_back(s["interface"].get<std::string>() + "." + s["step"].get<std::string>());
+  CHECK(std::find(names.begin(), names.end(), "deploy.erase_devices_metadata") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "raid.create_configuration") != names.end());
+  CHECK(steps.json()[0]["priority"] == 99);
+
+  auto erase = commandOf(agent.finish(metadata));
+  CHECK(erase["params"]["step"]["step"] == "erase_devices");
+  agent.finish(erase);
+  n = node(api, "n1");
+  CHECK(n["provision_state"] == "available");
+  CHECK(n["power_state"] == "power off");
+  CHECK(n["driver_internal_info"]["clean_steps"].size() == 2);
+  // The catalogue stays visible after the ramdisk is gone.
+  CHECK(api.get("/v1/nodes/n1/cleaning/steps").status == 200);
+}
+
+TEST_CASE("a failed clean step puts the node in clean failed", "[server][agent]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  verb(api, "n1", "manage");
+  verb(api, "n1", "provide");
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto metadata = commandOf(agent.beat());
+  agent.finish(metadata, "FAILED", Json::object(), "wipefs failed on /dev/vda: device busy");
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "clean failed");
+  CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("deploy.erase_devices_metadata") &&
+                                                     Catch::Contains("device busy"));
+}
+
+TEST_CASE("manual cleaning with agent RAID stores the RAID configuration", "[server][agent]") {
+  TestApi api;
+  createAgentNode(api, "n1", {{"raid_interface", "agent"}});
+  REQUIRE(api.put("/v1/nodes/n1/states/raid",
+                  {{"logical_disks", {{{"size_gb", "MAX"}, {"raid_level", "1"}, {"is_root_volume", true}}}}})
+              .status == 204);
+  makeAvailable(api, "n1");
+  verb(api, "n1", "manage");
+  REQUIRE(verb(api, "n1", "clean", {{"clean_steps", {{{"interface", "raid"}, {"step", "create_configuration"}}}}}).status == 202);
+  REQUIRE(node(api, "n1")["provision_state"] == "clean wait");
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto create = commandOf(agent.beat());
+  CHECK(create["params"]["step"]["step"] == "create_configuration");
+  CHECK(create["params"]["node"]["target_raid_config"]["logical_disks"][0]["raid_level"] == "1");
+  Json raid{{"logical_disks", {{{"size_gb", 9}, {"raid_level", "1"}, {"is_root_volume", true},
+                                {"controller", "software"}, {"device", "/dev/md0"}}}}};
+  agent.finish(create, "SUCCEEDED", {{"raid_config", raid}});
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "manageable");
+  CHECK(n["raid_config"] == raid);
+}
+
+TEST_CASE("agent inspection stores the inventory's properties", "[server][agent]") {
+  TestApi api;
+  createAgentNode(api, "n1", {{"inspect_interface", "agent"}, {"properties", {{"capabilities", "x:y"}}}});
+  verb(api, "n1", "manage");
+  REQUIRE(verb(api, "n1", "inspect").status == 202);
+  REQUIRE(node(api, "n1")["provision_state"] == "inspect wait");
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  // A heartbeat without the inventory keeps waiting.
+  agent.beat();
+  CHECK(node(api, "n1")["provision_state"] == "inspect wait");
+  Json body = agent.beatBody();
+  body["inventory"] = Json::parse(R"({
+    "cpu": {"count": 4, "architecture": "x86_64", "model_name": "QEMU"},
+    "memory": {"total": 4294967296, "physical_mb": 4096},
+    "disks": [{"name": "/dev/vda", "size": 21474836480}],
+    "root_disk": {"name": "/dev/vda", "size": 21474836480},
+    "interfaces": [{"name": "eth0", "mac_address": "52:54:00:12:34:56"}],
+    "boot": {"current_boot_mode": "uefi"}})");
+  REQUIRE(api.post("/v1/heartbeat/" + agent.uuid, body).status == 202);
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "manageable");
+  CHECK(n["properties"]["cpus"] == 4);
+  CHECK(n["properties"]["cpu_arch"] == "x86_64");
+  CHECK(n["properties"]["memory_mb"] == 4096);
+  CHECK(n["properties"]["local_gb"] == 19);
+  CHECK(n["properties"]["capabilities"] == "x:y,boot_mode:uefi");
+  CHECK(n["power_state"] == "power off");
+}
+
+TEST_CASE("inspect wait times out", "[server][agent]") {
+  TestApi api("[conductor]\ninspect_wait_timeout = 60\n");
+  createAgentNode(api, "n1", {{"inspect_interface", "agent"}});
+  verb(api, "n1", "manage");
+  verb(api, "n1", "inspect");
+  REQUIRE(node(api, "n1")["provision_state"] == "inspect wait");
+  api.clock().advance(std::chrono::seconds(61));
+  api.runPeriodic();
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "inspect failed");
+  CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("Timeout"));
+}
+
+TEST_CASE("heartbeats keep the callback timeout from expiring", "[server][agent]") {
+  TestApi api("[conductor]\ndeploy_callback_timeout = 100\n");
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  verb(api, "n1", "active");
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto write = commandOf(agent.beat());
+  for (int i = 0; i < 3; ++i) {
+    api.clock().advance(std::chrono::seconds(60));
+    agent.beat();
+    api.runPeriodic();
+    REQUIRE(node(api, "n1")["provision_state"] == "wait call-back");
+  }
+  api.clock().advance(std::chrono::seconds(101));
+  api.runPeriodic();
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "deploy failed");
+  CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("deploy.write_image"));
+}
