@@ -9,6 +9,8 @@ PACKAGES="
   libpistache-dev nlohmann-json3-dev libsqlite3-dev libinih-dev libssl-dev libcrypt-dev
   libboost-dev ipmitool
   libblkid-dev libzstd-dev liblzma-dev zlib1g-dev gdisk qemu-utils util-linux e2fsprogs
+  zstd xz-utils gzip
+  qemu-system-x86 seabios ipxe-qemu busybox-static mdadm cpio kmod file binutils
   catch2
   sqlite3 curl ca-certificates
   python3 python3-ironicclient python3-openstackclient python3-os-traits

@@ -44,6 +44,8 @@ struct StepContext {
   const std::atomic<bool>* abortRequested = nullptr;
   /// Run by hand (tests, labs): never power off or reboot the machine; act only on `devices`.
   bool byHand = false;
+  /// The server allows md5 image checksums (lookup's agent_md5_checksum_enable).
+  bool md5Allowed = false;
   Logger log{"agent"};
 
   bool aborted() const { return abortRequested && abortRequested->load(); }

@@ -83,6 +83,7 @@ Result<json> Conductor::lookup(const std::vector<std::string>& macs, const std::
   response.nodeUuid = uuid;
   response.heartbeatTimeout = deps_.config.ramdiskHeartbeatTimeout;
   response.heartbeatInterval = deps_.config.agentHeartbeatInterval;
+  response.md5ChecksumAllowed = deps_.config.allowMd5Checksum;
   if (task.internalInfo.contains(agent::kToken)) {
     response.agentToken = "******";  // issued once per ramdisk session
   } else {
@@ -96,7 +97,6 @@ Result<json> Conductor::lookup(const std::vector<std::string>& macs, const std::
   response.node["driver_internal_info"] = internalInfoForAgent(task.internalInfo);
   json out = response.toJson();
   // The rest of Ironic's lookup config that applies to Kiln.
-  out["config"]["agent_md5_checksum_enable"] = deps_.config.allowMd5Checksum;
   out["config"]["permitted_image_formats"] = json::array({"raw", "qcow2"});
   out["config"]["disable_deep_image_inspection"] = false;
   return out;

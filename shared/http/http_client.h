@@ -24,7 +24,12 @@ struct HttpRequest {
   std::string url;  ///< http://host:port/path?query or https://...
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  std::chrono::milliseconds timeout{std::chrono::seconds(30)};  ///< whole exchange
+  /// The whole exchange when idleTimeout is 0; otherwise connect + response header only.
+  std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  /// 0 = off. Otherwise bounds each wait for response body bytes (and no longer the whole
+  /// body), so a multi-GiB download never hits `timeout` but a stalled peer still fails with
+  /// DeadlineExceeded.
+  std::chrono::milliseconds idleTimeout{0};
   bool verifyTls = true;       ///< https only
   std::string caFile;          ///< https only: trust this CA bundle instead of the system's
   std::optional<std::pair<std::string, std::string>> basicAuth;  ///< user, password

@@ -156,6 +156,17 @@ class Exchange {
   }
 
   Error ioError(std::string_view step, const ErrorCodeT& ec) const {
+    if (idlePhase_) {
+      // Only the idle timer runs while reading the body: the overall deadline does not apply.
+      if (ec == beast::error::timeout) {
+        return Error{ErrorCode::DeadlineExceeded,
+                     what_ + " stalled: no data for " +
+                         std::to_string(request_.idleTimeout.count()) + " ms (during " +
+                         std::string(step) + ")"};
+      }
+      return Error{ErrorCode::Unavailable,
+                   what_ + " failed during " + std::string(step) + ": " + ec.message()};
+    }
     if (ec == beast::error::timeout || Steady::now() >= deadline_) {
       return Error{ErrorCode::DeadlineExceeded, what_ + " timed out after " +
                                                     std::to_string(request_.timeout.count()) +
@@ -312,10 +323,20 @@ class Exchange {
     }
 
     std::unique_ptr<char[]> chunk(new char[kBodyBufferSize]);
+    idlePhase_ = request_.idleTimeout.count() > 0;
     while (!parser.is_done()) {
+      if (idlePhase_) {
+        beast::get_lowest_layer(stream).expires_after(request_.idleTimeout);
+      }
       parser.get().body().data = chunk.get();
       parser.get().body().size = kBodyBufferSize;
-      ec = wait([&](auto handler) { http::async_read(stream, buffer, parser, handler); });
+      if (idlePhase_) {
+        // Hand over whatever arrived: the idle timer bounds the wait for any bytes, not for a
+        // whole chunk, so a slow but steady peer is not mistaken for a stalled one.
+        ec = wait([&](auto handler) { http::async_read_some(stream, buffer, parser, handler); });
+      } else {
+        ec = wait([&](auto handler) { http::async_read(stream, buffer, parser, handler); });
+      }
       if (ec == http::error::need_buffer) {
         ec = {};
       } else if (ec == ssl::error::stream_truncated && parser.need_eof()) {
@@ -337,6 +358,8 @@ class Exchange {
   const HttpRequest& request_;
   HttpUrl url_;
   Steady::time_point deadline_;
+  /// Reading the body with an idle timeout: each read has its own expiry.
+  bool idlePhase_ = false;
   std::string what_;
   asio::io_context ioc_{1};
 };

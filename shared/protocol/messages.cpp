@@ -48,7 +48,8 @@ json LookupResponse::toJson() const {
                 {"heartbeat_interval", heartbeatInterval},
                 {"agent_token", agentToken},
                 {"agent_token_required", true},
-                {"kiln_protocol_version", protocolVersion}}}};
+                {"kiln_protocol_version", protocolVersion},
+                {"agent_md5_checksum_enable", md5ChecksumAllowed}}}};
 }
 
 Result<LookupResponse> LookupResponse::parse(const json& j) {
@@ -63,6 +64,9 @@ Result<LookupResponse> LookupResponse::parse(const json& j) {
   r.heartbeatInterval = static_cast<int>(KILN_TRY(integer(c, "heartbeat_interval", r.heartbeatTimeout / 3)));
   r.agentToken = KILN_TRY(str(c, "agent_token", false));
   r.protocolVersion = static_cast<int>(KILN_TRY(integer(c, "kiln_protocol_version", 0)));
+  if (auto md5 = c.find("agent_md5_checksum_enable"); md5 != c.end() && md5->is_boolean()) {
+    r.md5ChecksumAllowed = md5->get<bool>();
+  }
   return r;
 }
 

@@ -38,6 +38,7 @@ struct LookupResponse {
   int heartbeatInterval = 10;    ///< config.heartbeat_interval (Kiln; seconds between beats)
   std::string agentToken;        ///< config.agent_token ("******" when already issued)
   int protocolVersion = kProtocolVersion;  ///< config.kiln_protocol_version
+  bool md5ChecksumAllowed = false;  ///< config.agent_md5_checksum_enable (Ironic's name)
 
   nlohmann::json toJson() const;
   static Result<LookupResponse> parse(const nlohmann::json& j);

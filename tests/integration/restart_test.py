@@ -14,96 +14,16 @@ that says so, the parked nodes keep waiting and then finish, and every node ends
 state. Usage: restart_test.py --server build/server/kiln-server
 """
 import argparse
-import json
 import os
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 
-VERSION = "1.78"
+from kiln_process import KilnServer
+
 TERMINAL = {"enroll", "manageable", "available", "active", "clean failed", "deploy failed",
             "error", "inspect failed", "adopt failed"}
 RESUMABLE = {"clean wait", "wait call-back", "inspect wait"}
-
-
-class Server:
-    def __init__(self, binary, workdir):
-        self.binary = binary
-        self.workdir = workdir
-        self.proc = None
-        self.port = None
-        self.log = open(os.path.join(workdir, "server.log"), "ab")
-
-    def start(self):
-        conf = os.path.join(self.workdir, "kiln.conf")
-        with open(conf, "w") as f:
-            f.write("[DEFAULT]\nenabled_hardware_types = fake-hardware, redfish\nhost = restart-test\n"
-                    "[api]\nport = 0\n[database]\nconnection = sqlite:///%s/kiln.sqlite\n"
-                    "[conductor]\nperiodic_interval = 1\nsync_power_state_interval = 0\n" % self.workdir)
-        portfile = os.path.join(self.workdir, "port")
-        if os.path.exists(portfile):
-            os.unlink(portfile)
-        self.proc = subprocess.Popen([self.binary, "--config-file", conf, "--port-file", portfile],
-                                     stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 30
-        while not os.path.exists(portfile):
-            if self.proc.poll() is not None:
-                raise RuntimeError("kiln-server exited with %s" % self.proc.returncode)
-            if time.monotonic() > deadline:
-                raise RuntimeError("kiln-server did not start")
-            time.sleep(0.05)
-        with open(portfile) as f:
-            self.port = int(f.read())
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-
-    def call(self, method, path, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), data=data, method=method,
-                                     headers={"X-OpenStack-Ironic-API-Version": VERSION,
-                                              "Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                raw = resp.read()
-                return resp.status, json.loads(raw) if raw else None
-        except urllib.error.HTTPError as e:
-            raw = e.read()
-            return e.code, json.loads(raw) if raw else None
-
-    def node(self, ident):
-        status, body = self.call("GET", "/v1/nodes/%s" % ident)
-        assert status == 200, (status, body)
-        return body
-
-    def provision(self, ident, body):
-        status, resp = self.call("PUT", "/v1/nodes/%s/states/provision" % ident, body)
-        assert status == 202, (ident, body, status, resp)
-
-    def wait_for(self, ident, states, timeout=20):
-        deadline = time.monotonic() + timeout
-        while True:
-            n = self.node(ident)
-            if n["provision_state"] in states:
-                return n
-            if time.monotonic() > deadline:
-                raise AssertionError("%s stayed in %s (wanted %s): %s" % (
-                    ident, n["provision_state"], states, n.get("last_error")))
-            time.sleep(0.1)
 
 
 def main():
@@ -119,7 +39,10 @@ def main():
     bmc = "http://127.0.0.1:%d" % blackhole.getsockname()[1]
 
     with tempfile.TemporaryDirectory(prefix="kiln-restart-") as workdir:
-        server = Server(args.server, workdir)
+        server = KilnServer(args.server, workdir,
+                            "[DEFAULT]\nenabled_hardware_types = fake-hardware, redfish\n"
+                            "host = restart-test\n"
+                            "[conductor]\nperiodic_interval = 1\nsync_power_state_interval = 0\n")
         try:
             server.start()
             redfish_info = {"redfish_address": bmc, "redfish_system_id": "/redfish/v1/Systems/1"}

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/protocol_golden.h"
 #include "tests/support/test_api.h"
 
 using kiln::test::Json;
@@ -32,6 +33,7 @@ Json agentSteps() {
          "reboot_requested": false, "argsinfo": {}},
         {"interface": "raid", "step": "delete_configuration", "priority": 0, "abortable": false,
          "reboot_requested": false, "argsinfo": {}}]},
+    "hardware_manager_version": {"generic": "1"},
     "deploy": {
       "deploy": [
         {"interface": "deploy", "step": "write_image", "priority": 0, "abortable": false,
@@ -442,4 +444,39 @@ TEST_CASE("heartbeats keep the callback timeout from expiring", "[server][agent]
   auto n = node(api, "n1");
   CHECK(n["provision_state"] == "deploy failed");
   CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("deploy.write_image"));
+}
+
+TEST_CASE("the server's messages carry the golden files' fields", "[server][agent][protocol]") {
+  using kiln::test::goldenMessage;
+  using kiln::test::keysOf;
+  TestApi api;
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  verb(api, "n1", "active");
+  ScriptedAgent agent{api};
+  auto lookup = agent.lookup();
+  REQUIRE(lookup.status == 200);
+  const Json goldenLookup = goldenMessage("lookup_response");
+  CHECK(keysOf(lookup.json()) == keysOf(goldenLookup));
+  CHECK(keysOf(lookup.json()["node"]) == keysOf(goldenLookup["node"]));
+  for (const auto& key : keysOf(goldenLookup["config"])) CHECK(lookup.json()["config"].contains(key));
+
+  // The golden heartbeat request is accepted as it is (with this session's token).
+  Json golden = goldenMessage("heartbeat_request");
+  golden["agent_token"] = agent.token;
+  golden["results"] = Json::array();
+  golden.erase("progress");
+  golden["running"] = Json::array();
+  auto beat = api.post("/v1/heartbeat/" + agent.uuid, golden);
+  api.settle();
+  REQUIRE(beat.status == 202);
+  const Json goldenResponse = goldenMessage("heartbeat_response");
+  CHECK(keysOf(beat.json()) == keysOf(goldenResponse));
+  auto command = commandOf(beat);
+  CHECK(keysOf(command) == keysOf(goldenResponse["commands"][0]));
+  CHECK(keysOf(command["params"]) == keysOf(goldenResponse["commands"][0]["params"]));
+  CHECK(keysOf(command["params"]["step"]) == keysOf(goldenResponse["commands"][0]["params"]["step"]));
+  CHECK(keysOf(command["params"]["step"]["args"]["image_info"]) ==
+        keysOf(goldenResponse["commands"][0]["params"]["step"]["args"]["image_info"]));
+  CHECK(node(api, "n1")["driver_internal_info"]["hardware_manager_version"]["generic"] == "1");
 }

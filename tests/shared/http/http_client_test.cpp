@@ -16,6 +16,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -455,6 +456,56 @@ TEST_CASE("HttpClient times out in the middle of a body", "[shared][http]") {
   auto response = makeHttpClient()->stream(r, [](std::string_view) -> Result<void> { return {}; });
   REQUIRE_FALSE(response);
   CHECK(response.error().code == ErrorCode::DeadlineExceeded);
+}
+
+TEST_CASE("HttpClient fails a stalled body after the idle timeout", "[shared][http]") {
+  RawServer server([](Conn& conn) {
+    conn.readRequest();
+    conn.write("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + std::string(1000, 'x'));
+    conn.drain();  // stalls until the client gives up
+  });
+  HttpRequest r = get(server.url());
+  r.timeout = std::chrono::seconds(60);
+  r.idleTimeout = std::chrono::milliseconds(200);
+  size_t received = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto response = makeHttpClient()->stream(r, [&](std::string_view chunk) -> Result<void> {
+    received += chunk.size();
+    return {};
+  });
+  REQUIRE_FALSE(response);
+  CHECK(response.error().code == ErrorCode::DeadlineExceeded);
+  CHECK_THAT(response.error().message, Catch::Contains("no data for 200 ms"));
+  CHECK(received == 1000);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+}
+
+TEST_CASE("HttpClient with an idle timeout lets a steady body outlast the overall timeout",
+          "[shared][http]") {
+  // The server paces the body (a timed wait between pieces, not synchronisation) so that the
+  // whole exchange takes longer than `timeout` while no gap reaches `idleTimeout`.
+  RawServer server([](Conn& conn) {
+    conn.readRequest();
+    if (!conn.write("HTTP/1.1 200 OK\r\nContent-Length: 4000\r\n\r\n")) return;
+    std::mutex m;
+    std::condition_variable never;
+    for (int i = 0; i < 4; ++i) {
+      std::unique_lock lock(m);
+      never.wait_for(lock, std::chrono::milliseconds(100));
+      if (!conn.write(std::string(1000, 'y'))) return;
+    }
+  });
+  HttpRequest r = get(server.url());
+  r.timeout = std::chrono::milliseconds(250);
+  r.idleTimeout = std::chrono::seconds(5);
+  size_t received = 0;
+  auto response = makeHttpClient()->stream(r, [&](std::string_view chunk) -> Result<void> {
+    received += chunk.size();
+    return {};
+  });
+  REQUIRE(response);
+  CHECK(response->status == 200);
+  CHECK(received == 4000);
 }
 
 TEST_CASE("HttpClient reports a refused connection as Unavailable", "[shared][http]") {

@@ -1,0 +1,357 @@
+#include "agent/agent.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "agent/disk/block_device_lister.h"
+#include "agent/hardware/hardware_manager.h"
+#include "agent/hardware/inventory.h"
+
+namespace kiln::agent {
+
+using nlohmann::json;
+
+std::string agentVersion() { return "kiln-agent 0.1.0"; }
+
+namespace {
+
+/// The MAC addresses of the machine's NICs (lookup addresses in the ramdisk).
+std::vector<std::string> nicMacs(SysfsReader& sysfs) {
+  std::vector<std::string> out;
+  for (const auto& name : sysfs.list("/sys/class/net")) {
+    if (name == "lo") continue;
+    auto mac = sysfs.read("/sys/class/net/" + name + "/address");
+    if (!mac) continue;
+    const std::string m = trimSysfsValue(*mac);
+    if (m.empty() || m == "00:00:00:00:00:00") continue;
+    out.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace
+
+Agent::Agent(AgentConfig config, AgentDeps deps, std::vector<AgentStepDefinition> steps)
+    : config_(std::move(config)), deps_(deps), steps_(std::move(steps)) {
+  catalogue_ = stepCatalogue(steps_);
+  worker_ = std::thread([this] { workerLoop(); });
+}
+
+Agent::~Agent() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shutdown_ = true;
+    stopping_ = true;
+  }
+  abort_ = true;
+  work_.notify_all();
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void Agent::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+}
+
+bool Agent::hasSession() const { return !token_.empty(); }
+
+void Agent::report(uint64_t done, uint64_t total) {
+  progressDone_ = done;
+  progressTotal_ = total;
+}
+
+// ---- the loop --------------------------------------------------------------------------------
+
+int Agent::run() {
+  using std::chrono::seconds;
+  const seconds maxBackoff = config_.maxBackoff;
+  seconds backoff{1};
+  auto backOff = [&] {
+    pause(backoff);
+    backoff = std::min(backoff * 2, maxBackoff);
+  };
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) return exitCode_;
+    }
+    if (!hasSession()) {
+      auto looked = lookupOnce();
+      if (!looked) {
+        if (looked.error().code == ErrorCode::PermissionDenied) {
+          log_.error("cannot continue", {{"error", looked.error().message}});
+          return 3;
+        }
+        log_.info("lookup failed; retrying", {{"error", looked.error().message},
+                                               {"retry_in_s", std::to_string(backoff.count())}});
+        backOff();
+        continue;
+      }
+      backoff = seconds{1};
+    }
+    auto after = heartbeatOnce();
+    if (!after) {
+      log_.warning("heartbeat failed; retrying", {{"error", after.error().message},
+                                                  {"retry_in_s", std::to_string(backoff.count())}});
+      backOff();
+      continue;
+    }
+    backoff = seconds{1};
+    if (*after == After::Stop) return exitCode_;
+    if (*after == After::LookUpAgain) continue;
+    pause(seconds(interval_));
+  }
+}
+
+void Agent::pause(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  wake_.wait_for(lock, d, [this] { return woken_ || stopping_; });
+  woken_ = false;
+}
+
+Result<void> Agent::lookupOnce() {
+  std::vector<std::string> macs = config_.macs;
+  if (macs.empty() && !config_.byHand) macs = nicMacs(deps_.sysfs);
+  if (macs.empty() && config_.nodeUuid.empty()) {
+    return invalid("no MAC address to look up with (no NIC found; pass --mac or --node-uuid)");
+  }
+  auto found = KILN_TRY(deps_.server.lookup(macs, config_.nodeUuid));
+  if (found.agentToken == "******") {
+    return fail(ErrorCode::PermissionDenied,
+                "the server already issued the token of this ramdisk session to another agent "
+                "(lookup answered \"******\"); reboot the node into the ramdisk to start a new "
+                "session");
+  }
+  if (found.agentToken.size() < 32) return invalid("the server issued an implausibly short agent token");
+  if (found.protocolVersion != protocol::kProtocolVersion) {
+    return invalid("the server speaks kiln protocol version " + std::to_string(found.protocolVersion) +
+                   ", this agent " + std::to_string(protocol::kProtocolVersion));
+  }
+  waitIdle();  // an aborted command of the previous session finishes first
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    commands_.clear();
+    queue_.clear();
+    abort_ = false;
+  }
+  nodeUuid_ = found.nodeUuid;
+  token_ = found.agentToken;
+  node_ = found.node;
+  md5Allowed_ = found.md5ChecksumAllowed;
+  interval_ = std::clamp(found.heartbeatInterval, 1, 3600);
+  inventorySent_ = false;
+  pendingPower_.reset();
+  log_.info("looked up", {{"node", nodeUuid_}});
+  return {};
+}
+
+protocol::HeartbeatRequest Agent::buildHeartbeat() {
+  protocol::HeartbeatRequest beat;
+  beat.agentVersion = agentVersion();
+  beat.agentToken = token_;
+  beat.steps = catalogue_;
+  if (!inventorySent_) beat.inventory = inventory();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [id, entry] : commands_) {
+    if (entry.result && !entry.acknowledged) beat.results.push_back(*entry.result);
+  }
+  for (const auto& id : queue_) beat.running.push_back(id);
+  if (!running_.empty()) {
+    beat.running.push_back(running_);
+    protocol::Progress p;
+    p.commandId = running_;
+    p.bytesDone = progressDone_;
+    p.bytesTotal = progressTotal_;
+    const double elapsed =
+        std::chrono::duration<double>(deps_.clock.monotonic() - progressStart_).count();
+    p.bytesPerSecond = elapsed > 0 ? static_cast<double>(p.bytesDone) / elapsed : 0;
+    beat.progress = p;
+  }
+  return beat;
+}
+
+Result<Agent::After> Agent::heartbeatOnce() {
+  if (!hasSession()) return invalid("no session: look up first");
+  auto answer = deps_.server.heartbeat(nodeUuid_, buildHeartbeat());
+  if (!answer) {
+    const ErrorCode code = answer.error().code;
+    if (code == ErrorCode::Unauthenticated || code == ErrorCode::NotFound) {
+      endSession(answer.error().message);
+      return After::LookUpAgain;
+    }
+    return std::unexpected(answer.error());
+  }
+  inventorySent_ = true;
+  interval_ = std::clamp(answer->heartbeatInterval, 1, 3600);
+  std::optional<std::string> powerCommand;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& id : answer->acknowledged) {
+      auto it = commands_.find(id);
+      if (it == commands_.end() || !it->second.result) continue;
+      it->second.acknowledged = true;
+      it->second.command.params = json::object();  // keep the id, drop the (large) params
+      if (pendingPower_ && *pendingPower_ == id) powerCommand = it->second.command.name;
+    }
+  }
+  if (powerCommand) return powerAction(*powerCommand);
+  for (const auto& command : answer->commands) accept(command);
+  return After::Continue;
+}
+
+void Agent::accept(const protocol::AgentCommand& command) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (commands_.count(command.id)) return;  // seen before: never run twice
+  Entry entry{command, std::nullopt, false};
+  if (command.name == "power_off" || command.name == "reboot") {
+    // Answered at once; carried out when the server has the answer.
+    entry.result = protocol::CommandResult{command.id, command.name, "SUCCEEDED", json::object(), ""};
+    pendingPower_ = command.id;
+    woken_ = true;
+    commands_.emplace(command.id, std::move(entry));
+    wake_.notify_all();
+    return;
+  }
+  log_.info("command received", {{"command", command.name}, {"id", command.id}});
+  commands_.emplace(command.id, std::move(entry));
+  queue_.push_back(command.id);
+  work_.notify_all();
+}
+
+Agent::After Agent::powerAction(const std::string& name) {
+  if (config_.byHand) {
+    log_.warning("the server asked for " + name + "; run by hand the agent never powers off or "
+                 "reboots this machine: stopping instead");
+    exitCode_ = 0;
+    return After::Stop;
+  }
+  ::sync();
+  Command cmd;
+  cmd.argv = {name == "reboot" ? "reboot" : "poweroff", "-f"};
+  cmd.timeout = std::chrono::seconds(30);
+  if (auto r = deps_.runner.run(cmd); !r || r->exitCode != 0) {
+    log_.error(name + " failed", {{"error", r ? r->err : r.error().message}});
+    exitCode_ = 1;
+  }
+  return After::Stop;
+}
+
+void Agent::endSession(const std::string& why) {
+  log_.warning("session ended; looking up again", {{"reason", why}});
+  token_.clear();
+  abort_ = true;  // the running command of the old session stops
+  std::lock_guard<std::mutex> lock(mutex_);
+  queue_.clear();
+}
+
+void Agent::waitIdle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [this] { return queue_.empty() && running_.empty(); });
+}
+
+// ---- the worker --------------------------------------------------------------------------------
+
+void Agent::workerLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    work_.wait(lock, [this] { return shutdown_ || !queue_.empty(); });
+    if (shutdown_) return;
+    const std::string id = queue_.front();
+    queue_.pop_front();
+    running_ = id;
+    const protocol::AgentCommand command = commands_[id].command;
+    progressDone_ = 0;
+    progressTotal_ = 0;
+    progressStart_ = deps_.clock.monotonic();
+    lock.unlock();
+    protocol::CommandResult result = execute(command);
+    lock.lock();
+    commands_[id].result = std::move(result);
+    running_.clear();
+    woken_ = true;  // an early heartbeat reports it
+    wake_.notify_all();
+    idle_.notify_all();
+  }
+}
+
+protocol::CommandResult Agent::execute(const protocol::AgentCommand& command) {
+  protocol::CommandResult out{command.id, command.name, "SUCCEEDED", json::object(), ""};
+  Result<json> result = json::object();
+  try {
+    if (command.name == "execute_step") {
+      result = executeStep(command.params);
+    } else if (command.name == "collect_inventory") {
+      result = json{{"inventory", inventory()}};
+    } else if (command.name == "sync") {
+      ::sync();
+    } else {
+      result = invalid("unknown command '" + command.name + "'");
+    }
+  } catch (const std::exception& e) {
+    result = internalError(std::string("unexpected error: ") + e.what());
+  }
+  if (result) {
+    out.result = std::move(*result);
+    log_.info("command succeeded", {{"command", command.name}, {"id", command.id}});
+  } else {
+    out.status = "FAILED";
+    out.error = result.error().message;
+    log_.error("command failed", {{"command", command.name}, {"id", command.id}, {"error", out.error}});
+  }
+  return out;
+}
+
+Result<std::vector<BlockDevice>> Agent::currentDevices() {
+  if (config_.byHand) return describeDevices(config_.devices);
+  return listDisks(deps_.sysfs);
+}
+
+Result<json> Agent::executeStep(const json& params) {
+  if (!params.contains("step") || !params["step"].is_object()) return invalid("execute_step needs a step");
+  const json& step = params["step"];
+  const std::string iface = step.value("interface", "");
+  const std::string name = step.value("step", "");
+  const json args = step.contains("args") && step["args"].is_object() ? step["args"] : json::object();
+  auto def = std::find_if(steps_.begin(), steps_.end(), [&](const AgentStepDefinition& d) {
+    return d.interface == iface && d.name == name;
+  });
+  if (def == steps_.end()) {
+    return invalid("this agent has no step " + iface + "." + name);
+  }
+  StepContext ctx;
+  ctx.devices = KILN_TRY(currentDevices());
+  ctx.node = params.contains("node") && params["node"].is_object() ? params["node"] : node_;
+  ctx.runner = &deps_.runner;
+  ctx.http = &deps_.http;
+  ctx.clock = &deps_.clock;
+  ctx.progress = this;
+  ctx.abortRequested = &abort_;
+  ctx.byHand = config_.byHand;
+  ctx.md5Allowed = md5Allowed_;
+  ctx.log = Logger("agent").with("step", iface + "." + name);
+  ctx.log.info("step started", {{"devices", std::to_string(ctx.devices.size())}});
+  return def->handler(ctx, args);
+}
+
+json Agent::inventory() {
+  auto devices = currentDevices();
+  std::vector<BlockDevice> disks = devices ? *devices : std::vector<BlockDevice>{};
+  json inv = collectInventory(deps_.sysfs, disks);
+  StepContext ctx;
+  ctx.devices = disks;
+  ctx.node = node_;
+  if (auto root = findRootDevice(ctx)) inv["root_disk"] = root->toJson();
+  if (config_.byHand) {
+    // Run by hand the lookup MACs are the node's, not this machine's.
+    inv["interfaces"] = json::array();
+    for (const auto& mac : config_.macs) inv["interfaces"].push_back({{"name", ""}, {"mac_address", mac}});
+  }
+  return inv;
+}
+
+}  // namespace kiln::agent

@@ -1,0 +1,136 @@
+#include "agent/disk/block_device_lister.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <optional>
+
+namespace kiln::agent {
+namespace {
+
+constexpr std::string_view kSkippedPrefixes[] = {"loop", "ram", "sr", "zram",
+                                                 "md",   "dm-", "fd", "nbd"};
+
+std::optional<uint64_t> toUnsigned(std::string_view text) {
+  uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::string readValue(SysfsReader& sysfs, const std::string& path) {
+  return trimSysfsValue(sysfs.read(path).value_or(""));
+}
+
+uint64_t readNumber(SysfsReader& sysfs, const std::string& path, uint64_t fallback) {
+  return toUnsigned(readValue(sysfs, path)).value_or(fallback);
+}
+
+/// udev's ID_WWN spelling: SCSI "naa.5000c500a1b2c3d4" becomes "0x5000c500a1b2c3d4"; other
+/// identifiers (NVMe "eui.", "nvme.") are kept as the kernel prints them.
+std::string normalizeWwn(std::string wwid) {
+  if (wwid.starts_with("naa.")) return "0x" + wwid.substr(4);
+  return wwid;
+}
+
+std::string readWwn(SysfsReader& sysfs, const std::string& base) {
+  std::string wwid = readValue(sysfs, base + "/device/wwid");
+  if (wwid.empty()) wwid = readValue(sysfs, base + "/wwid");
+  return normalizeWwn(wwid);
+}
+
+std::string findByPath(SysfsReader& sysfs, const std::string& name) {
+  for (const std::string& entry : sysfs.list("/dev/disk/by-path")) {
+    auto target = sysfs.readLink("/dev/disk/by-path/" + entry);
+    if (!target) continue;
+    const auto slash = target->rfind('/');
+    const std::string leaf = slash == std::string::npos ? *target : target->substr(slash + 1);
+    if (leaf == name) return "/dev/disk/by-path/" + entry;
+  }
+  return {};
+}
+
+BlockDevice describeSysfsDisk(SysfsReader& sysfs, const std::string& name) {
+  const std::string base = "/sys/block/" + name;
+  BlockDevice device;
+  device.name = "/dev/" + name;
+  device.size = readNumber(sysfs, base + "/size", 0) * 512;
+  device.model = readValue(sysfs, base + "/device/model");
+  device.vendor = readValue(sysfs, base + "/device/vendor");
+  device.serial = readValue(sysfs, base + "/device/serial");
+  device.wwn = readWwn(sysfs, base);
+  device.byPath = findByPath(sysfs, name);
+  device.rotational = readNumber(sysfs, base + "/queue/rotational", 0) != 0;
+  device.supportsDiscard = readNumber(sysfs, base + "/queue/discard_max_bytes", 0) > 0;
+  device.logicalBlockSize =
+      static_cast<uint32_t>(readNumber(sysfs, base + "/queue/logical_block_size", 512));
+  return device;
+}
+
+Result<BlockDevice> describeBlockSpecial(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return invalid("Cannot open device " + path + ": " + std::strerror(errno));
+  }
+  uint64_t bytes = 0;
+  int sectorSize = 512;
+  const bool sized = ::ioctl(fd, BLKGETSIZE64, &bytes) == 0;
+  if (::ioctl(fd, BLKSSZGET, &sectorSize) != 0) sectorSize = 512;
+  ::close(fd);
+  if (!sized) return invalid("Cannot read the size of device " + path);
+  BlockDevice device;
+  device.name = path;
+  device.size = bytes;
+  device.logicalBlockSize = static_cast<uint32_t>(sectorSize);
+  return device;
+}
+
+}  // namespace
+
+bool isVirtualBlockDeviceName(std::string_view name) {
+  for (std::string_view prefix : kSkippedPrefixes) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+std::vector<BlockDevice> listDisks(SysfsReader& sysfs) {
+  std::vector<BlockDevice> disks;
+  for (const std::string& name : sysfs.list("/sys/block")) {
+    if (isVirtualBlockDeviceName(name)) continue;
+    BlockDevice device = describeSysfsDisk(sysfs, name);
+    // NOTE(kiln): empty card readers and ejected media report size 0; never a target.
+    if (device.size == 0) continue;
+    disks.push_back(std::move(device));
+  }
+  return disks;
+}
+
+Result<std::vector<BlockDevice>> describeDevices(std::span<const std::string> paths) {
+  std::vector<BlockDevice> devices;
+  for (const std::string& path : paths) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      return invalid("Cannot use device " + path + ": " + std::strerror(errno));
+    }
+    if (S_ISREG(st.st_mode)) {
+      BlockDevice device;
+      device.name = path;
+      device.size = static_cast<uint64_t>(st.st_size);
+      devices.push_back(std::move(device));
+    } else if (S_ISBLK(st.st_mode)) {
+      devices.push_back(KILN_TRY(describeBlockSpecial(path)));
+    } else {
+      return invalid("Device " + path + " is neither a regular file nor a block device");
+    }
+  }
+  return devices;
+}
+
+}  // namespace kiln::agent

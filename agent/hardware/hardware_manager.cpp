@@ -1,0 +1,142 @@
+#include "agent/hardware/hardware_manager.h"
+
+#include "agent/disk/block_device_lister.h"
+#include "agent/disk/config_drive_partition.h"
+#include "agent/disk/erase.h"
+#include "agent/disk/root_device_hints.h"
+#include "agent/image/config_drive.h"
+#include "agent/image/image_info.h"
+#include "agent/image/image_writer.h"
+#include "agent/raid/software_raid.h"
+
+namespace kiln::agent {
+
+using nlohmann::json;
+
+namespace {
+
+const json& nodeField(const StepContext& ctx, const char* key) {
+  static const json empty = json::object();
+  auto it = ctx.node.find(key);
+  return it != ctx.node.end() && it->is_object() ? *it : empty;
+}
+
+/// The root volume's md device from raid_config, if the node has software RAID.
+std::optional<std::string> raidRootDevice(const StepContext& ctx) {
+  const json& raid = nodeField(ctx, "raid_config");
+  auto disks = raid.find("logical_disks");
+  if (disks == raid.end() || !disks->is_array()) return std::nullopt;
+  for (const auto& d : *disks) {
+    if (d.is_object() && d.value("is_root_volume", false) && d.contains("device") &&
+        d["device"].is_string()) {
+      return d["device"].get<std::string>();
+    }
+  }
+  return std::nullopt;
+}
+
+/// The target RAID configuration limited as create_configuration's arguments ask.
+json filteredTarget(const StepContext& ctx, const json& args) {
+  json target = nodeField(ctx, "target_raid_config");
+  const bool root = args.value("create_root_volume", true);
+  const bool nonroot = args.value("create_nonroot_volumes", true);
+  json kept = json::array();
+  for (const auto& d : target.value("logical_disks", json::array())) {
+    const bool isRoot = d.is_object() && d.value("is_root_volume", false);
+    if ((isRoot && root) || (!isRoot && nonroot)) kept.push_back(d);
+  }
+  target["logical_disks"] = kept;
+  return target;
+}
+
+}  // namespace
+
+Result<BlockDevice> findRootDevice(const StepContext& ctx) {
+  const json& properties = nodeField(ctx, "properties");
+  auto hints = properties.find("root_device");
+  if (hints != properties.end() && hints->is_object() && !hints->empty()) {
+    return chooseRootDevice(ctx.devices, *hints);
+  }
+  if (auto md = raidRootDevice(ctx)) {
+    const std::vector<std::string> paths{*md};
+    auto described = KILN_TRY(describeDevices(paths));
+    if (described.empty()) return notFound("the software RAID root volume " + *md + " does not exist");
+    return described.front();
+  }
+  return chooseRootDevice(ctx.devices, json::object());
+}
+
+Result<json> writeImageStep(StepContext& ctx, const json& args) {
+  if (!args.contains("image_info") || !args["image_info"].is_object()) {
+    return invalid("write_image needs an image_info argument");
+  }
+  const ImageInfo info = KILN_TRY(parseImageInfo(args["image_info"], ctx.md5Allowed));
+  const BlockDevice root = KILN_TRY(findRootDevice(ctx));
+  ctx.log.info("writing image", {{"device", root.name}, {"url", info.urls.empty() ? "" : info.urls.front()}});
+  const WriteResult written = KILN_TRY(writeImage(ctx, info, WriteTarget{root.name, 0, 0}));
+  json result{{"root_device", root.name},
+              {"bytes_written", written.bytesWritten},
+              {"bytes_downloaded", written.bytesDownloaded},
+              {"checksum", written.checksum},
+              {"seconds", written.seconds},
+              {"configdrive", false}};
+  if (auto cd = args.find("configdrive"); cd != args.end() && cd->is_string() && !cd->get<std::string>().empty()) {
+    const std::string bytes = KILN_TRY(loadConfigDrive(ctx, cd->get<std::string>()));
+    const PartitionTarget part = KILN_TRY(prepareConfigDrivePartition(ctx, root.name, bytes.size()));
+    KILN_TRY_VOID(writeRegion(part.path, part.offset, bytes));
+    result["configdrive"] = true;
+  }
+  return result;
+}
+
+std::vector<AgentStepDefinition> genericHardwareSteps(SysfsReader& sysfs) {
+  SysfsReader* fs = &sysfs;
+  std::vector<AgentStepDefinition> steps;
+  steps.push_back({"deploy", "erase_devices_metadata", 99, 0, true, {},
+                   [](StepContext& ctx, const json&) { return eraseDevicesMetadata(ctx); }});
+  steps.push_back({"deploy", "erase_devices", 10, -1, true, {},
+                   [](StepContext& ctx, const json&) { return eraseDevices(ctx); }});
+  steps.push_back({"raid", "delete_configuration", 0, -1, false, {},
+                   [fs](StepContext& ctx, const json&) { return deleteSoftwareRaid(ctx, *fs); }});
+  steps.push_back(
+      {"raid", "create_configuration", 0, -1, false,
+       {{"create_root_volume", "Create the root volume of target_raid_config (default true).", false},
+        {"create_nonroot_volumes", "Create the other volumes of target_raid_config (default true).", false},
+        {"delete_existing", "Delete existing software RAID first (default true).", false}},
+       [fs](StepContext& ctx, const json& args) -> Result<json> {
+         if (args.value("delete_existing", true)) KILN_TRY(deleteSoftwareRaid(ctx, *fs));
+         return createSoftwareRaid(ctx, filteredTarget(ctx, args));
+       }});
+  steps.push_back(
+      {"raid", "apply_configuration", -1, 0, false,
+       {{"raid_config", "The RAID configuration to apply (target_raid_config format).", true},
+        {"delete_existing", "Delete existing software RAID first (default true).", false}},
+       [fs](StepContext& ctx, const json& args) { return applySoftwareRaid(ctx, args, *fs); }});
+  steps.push_back({"deploy", "write_image", -1, 0, false,
+                   {{"image_info", "The image to write: urls, checksum, disk_format.", true},
+                    {"configdrive", "A config drive: URL or base64 of a gzipped ISO.", false}},
+                   writeImageStep});
+  return steps;
+}
+
+json stepCatalogue(std::span<const AgentStepDefinition> steps) {
+  json out{{"clean", json::object()},
+           {"deploy", json::object()},
+           {"hardware_manager_version", {{"generic", kGenericHardwareManagerVersion}}}};
+  for (const auto& s : steps) {
+    json argsinfo = json::object();
+    for (const auto& a : s.argsinfo) argsinfo[a.name] = {{"description", a.description}, {"required", a.required}};
+    for (auto [kind, priority] : {std::pair{"clean", s.cleanPriority}, std::pair{"deploy", s.deployPriority}}) {
+      if (priority < 0) continue;
+      out[kind][s.interface].push_back({{"interface", s.interface},
+                                        {"step", s.name},
+                                        {"priority", priority},
+                                        {"abortable", s.abortable},
+                                        {"reboot_requested", false},
+                                        {"argsinfo", argsinfo}});
+    }
+  }
+  return out;
+}
+
+}  // namespace kiln::agent

@@ -1,0 +1,63 @@
+#include "agent/hardware/sysfs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace kiln::agent {
+
+namespace fs = std::filesystem;
+
+RootedSysfsReader::RootedSysfsReader(std::string root) : root_(std::move(root)) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+std::string RootedSysfsReader::resolve(std::string_view path) const {
+  if (root_ == "/") return std::string(path);
+  return root_ + std::string(path);
+}
+
+std::optional<std::string> RootedSysfsReader::read(std::string_view path) {
+  const std::string full = resolve(path);
+  std::error_code ec;
+  // NOTE(kiln): a directory opens fine with ifstream; treat it as "no such file".
+  if (fs::is_directory(full, ec)) return std::nullopt;
+  std::ifstream in(full, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::vector<std::string> RootedSysfsReader::list(std::string_view dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(resolve(dir), ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool RootedSysfsReader::exists(std::string_view path) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(resolve(path), ec));
+}
+
+std::optional<std::string> RootedSysfsReader::readLink(std::string_view path) {
+  std::error_code ec;
+  fs::path target = fs::read_symlink(resolve(path), ec);
+  if (ec) return std::nullopt;
+  return target.string();
+}
+
+std::string trimSysfsValue(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+}  // namespace kiln::agent

@@ -1,0 +1,29 @@
+// File: agent/image/config_drive.h
+//
+// Config drives as Ironic sends them: an http(s) URL to fetch, or the base64 text of a
+// gzip-compressed ISO 9660 image. Decoded in memory with a size cap, then written with
+// writeRegion (agent/image/image_writer.h) to the partition the deploy step chose.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "agent/hardware/step_context.h"
+#include "shared/core/error.h"
+
+namespace kiln::agent {
+
+/// Largest config drive accepted (decoded and decompressed), as in Ironic.
+inline constexpr size_t kMaxConfigDriveBytes = 64 * 1024 * 1024;
+
+/// The config drive's image bytes from Ironic's `configdrive` value (URL or base64 of gzip).
+Result<std::string> loadConfigDrive(StepContext& ctx, const std::string& configdrive);
+
+/// Decodes standard base64 (whitespace ignored); InvalidArgument when it is not base64.
+Result<std::string> decodeBase64(std::string_view text);
+
+/// Gunzips (gzip or zlib) in memory; InvalidArgument when corrupt or larger than `maxBytes`.
+Result<std::string> gunzip(std::string_view data, size_t maxBytes);
+
+}  // namespace kiln::agent

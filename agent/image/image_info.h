@@ -1,0 +1,62 @@
+// File: agent/image/image_info.h
+//
+// What the server says about the image to write (Ironic's `image_info` of the write_image
+// deploy step): where to download it, its format, its checksum and its compression. Parsing
+// validates everything up front, so the write pipeline never meets a half-valid description.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shared/core/error.h"
+
+namespace kiln::agent {
+
+enum class DiskFormat { Raw, Qcow2 };
+enum class ChecksumAlgorithm { Md5, Sha256, Sha512 };
+/// Auto = detect by the magic bytes at the start of the download.
+enum class Compression { Auto, None, Zstd, Gzip, Xz };
+
+struct ImageInfo {
+  std::string id;
+  std::vector<std::string> urls;  ///< tried in order; http:// or https://
+  DiskFormat diskFormat = DiskFormat::Raw;
+  bool streamRawImages = true;
+  std::string nodeUuid;
+  ChecksumAlgorithm checksumAlgorithm = ChecksumAlgorithm::Sha256;
+  /// Lowercase hex. Empty = do not verify (only for writes by hand: parseImageInfo requires one).
+  std::string checksum;
+  Compression compression = Compression::Auto;
+  /// Bounds connecting and the response header of each download.
+  std::chrono::milliseconds connectTimeout{std::chrono::seconds(60)};
+  /// Bounds each wait for body bytes (a stalled server fails; a long download does not).
+  std::chrono::milliseconds idleTimeout{std::chrono::seconds(60)};
+  bool verifyTls = true;
+  std::string caFile;  ///< https: trust this CA bundle instead of the system's
+};
+
+/// Parses the server's image_info document; md5 checksums only when `md5Allowed`.
+Result<ImageInfo> parseImageInfo(const nlohmann::json& imageInfo, bool md5Allowed);
+
+/// Parses "sha256:HEX", "sha512:HEX", "md5:HEX" or a bare hex digest (algorithm by length).
+Result<std::pair<ChecksumAlgorithm, std::string>> parseChecksumSpec(std::string_view spec,
+                                                                    bool md5Allowed);
+
+/// Parses "auto", "none", "zstd", "gzip" or "xz".
+Result<Compression> parseCompression(std::string_view name);
+
+/// "md5", "sha256", "sha512".
+std::string_view toString(ChecksumAlgorithm algorithm);
+/// "auto", "none", "zstd", "gzip", "xz".
+std::string_view toString(Compression compression);
+
+/// The compression announced by the first bytes of a stream (None when no magic matches).
+Compression detectCompression(std::string_view firstBytes);
+
+}  // namespace kiln::agent

@@ -1,0 +1,766 @@
+// File: agent/image/image_writer.cpp
+//
+// writeImage: one pipeline per download attempt.
+//
+//   download thread            calling thread                    writer thread
+//   HttpClient::stream  ->  [raw queue]  ->  checksum (+ decompress)  ->  [write queue]  ->  pwrite
+//        ^ free input buffers <---------------------------------------------------- (raw path)
+//        ^ free input buffers <--- (compressed path)  free output buffers <-------- (compressed)
+//
+// Buffers cycle between fixed pools, so memory stays at kImageBufferCount buffers; a slow stage
+// stalls the ones before it instead of growing a queue. The first error cancels every queue
+// and every stage returns.
+#include "agent/image/image_writer.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "agent/image/checksum.h"
+#include "agent/image/decompressor.h"
+
+namespace kiln::agent {
+namespace {
+
+constexpr uint64_t kMiB = 1024 * 1024;
+/// O_DIRECT alignment of offsets, lengths and memory (covers 512 and 4096 byte sectors).
+constexpr uint64_t kDirectAlign = 4096;
+/// How much is zeroed at the start of a region to make a bad image unbootable.
+constexpr uint64_t kWipeBytes = kMiB;
+
+std::string errnoText(int err) { return std::strerror(err); }
+
+/// A pipeline buffer: aligned memory of kImageBufferSize and the pool it returns to.
+struct Buffer;
+
+/// A blocking FIFO of buffers with end-of-stream (close) and abandonment (cancel).
+class Channel {
+ public:
+  void push(Buffer* b) {
+    {
+      std::lock_guard lock(mutex_);
+      items_.push_back(b);
+    }
+    cv_.notify_one();
+  }
+  /// The next buffer; nullptr once closed and drained, or cancelled.
+  Buffer* pop() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return cancelled_ || closed_ || !items_.empty(); });
+    if (cancelled_ || items_.empty()) return nullptr;
+    Buffer* b = items_.front();
+    items_.pop_front();
+    return b;
+  }
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    cv_.notify_all();
+  }
+  void cancel() {
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Buffer*> items_;
+  bool closed_ = false;
+  bool cancelled_ = false;
+};
+
+struct Buffer {
+  char* data = nullptr;
+  size_t size = 0;
+  Channel* home = nullptr;
+
+  size_t room() const { return kImageBufferSize - size; }
+  void recycle() {
+    size = 0;
+    home->push(this);
+  }
+};
+
+struct FreeDeleter {
+  void operator()(char* p) const { std::free(p); }
+};
+
+/// A file descriptor closed on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+Result<void> pwriteAll(int fd, const char* data, size_t length, uint64_t offset,
+                       const std::string& path, int* errorNumber = nullptr) {
+  while (length > 0) {
+    const ssize_t n = ::pwrite(fd, data, length, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errorNumber) *errorNumber = errno;
+      return internalError("Writing " + path + " at offset " + std::to_string(offset) +
+                           " failed: " + errnoText(errno));
+    }
+    if (n == 0) return internalError("Writing " + path + " made no progress (device full?)");
+    data += n;
+    length -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return {};
+}
+
+Result<Fd> openForWrite(const std::string& path, int extraFlags) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | extraFlags);
+  if (fd < 0) {
+    return fail(errno == ENOENT ? ErrorCode::NotFound : ErrorCode::Internal,
+                "Cannot open " + path + " for writing: " + errnoText(errno));
+  }
+  return Fd(fd);
+}
+
+/// Writes the pipeline's buffers to one region: O_DIRECT for aligned blocks, buffered for the
+/// rest (an unaligned tail, or everything on file systems that refuse O_DIRECT).
+class RegionWriter {
+ public:
+  static Result<RegionWriter> open(const std::string& path, uint64_t offset, uint64_t capacity) {
+    RegionWriter w;
+    w.path_ = path;
+    w.offset_ = offset;
+    w.capacity_ = capacity;
+    w.buffered_ = KILN_TRY(openForWrite(path, 0));
+    if (offset % kDirectAlign == 0) {
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_DIRECT);
+      if (fd >= 0) w.direct_ = Fd(fd);  // EINVAL (tmpfs and friends): buffered only
+    }
+    return w;
+  }
+
+  bool direct() const { return static_cast<bool>(direct_); }
+
+  /// Appends `length` bytes from aligned memory.
+  Result<void> append(const char* data, size_t length) {
+    if (length > capacity_ - std::min(capacity_, position_)) {
+      return invalid("The image is larger than the target " + path_ + ": more than " +
+                     std::to_string(capacity_) + " bytes");
+    }
+    const uint64_t at = offset_ + position_;
+    size_t aligned = direct_ ? length - length % kDirectAlign : 0;
+    if (aligned > 0) {
+      int err = 0;
+      auto written = pwriteAll(direct_.get(), data, aligned, at, path_, &err);
+      if (!written && err == EINVAL) {
+        // Accepted at open, refused at write: fall back to buffered I/O for good.
+        direct_.reset();
+        aligned = 0;
+      } else if (!written) {
+        return written;
+      }
+    }
+    if (aligned < length) {
+      KILN_TRY_VOID(
+          pwriteAll(buffered_.get(), data + aligned, length - aligned, at + aligned, path_));
+    }
+    position_ += length;
+    return {};
+  }
+
+  uint64_t written() const { return position_; }
+
+  /// Makes everything durable.
+  Result<void> sync() {
+    for (const Fd* fd : {&direct_, &buffered_}) {
+      if (*fd && ::fdatasync(fd->get()) != 0 && errno != EINVAL) {
+        return internalError("Syncing " + path_ + " failed: " + errnoText(errno));
+      }
+    }
+    return {};
+  }
+
+ private:
+  std::string path_;
+  uint64_t offset_ = 0;
+  uint64_t capacity_ = 0;
+  uint64_t position_ = 0;
+  Fd direct_;
+  Fd buffered_;
+};
+
+/// What one attempt writes where.
+struct Plan {
+  uint64_t offset = 0;    ///< absolute offset in the target path
+  uint64_t capacity = 0;  ///< bytes available from `offset`
+  Compression compression = Compression::Auto;
+  /// Checks the first bytes of the (decompressed) image before anything is written.
+  std::function<Result<void>(std::string_view)> checkStart;
+};
+
+struct AttemptResult {
+  uint64_t downloaded = 0;
+  uint64_t written = 0;
+  std::string checksum;
+};
+
+/// The first error of an attempt, and whether another URL may succeed where this one failed.
+class PipelineState {
+ public:
+  explicit PipelineState(std::vector<Channel*> channels) : channels_(std::move(channels)) {}
+
+  void fail(Error error, bool downloadFailure) {
+    {
+      std::lock_guard lock(mutex_);
+      if (error_) return;
+      error_ = std::move(error);
+      downloadFailure_ = downloadFailure;
+      failed_ = true;
+    }
+    for (Channel* c : channels_) c->cancel();
+  }
+  bool failed() const { return failed_.load(); }
+  std::optional<Error> error() const {
+    std::lock_guard lock(mutex_);
+    return error_;
+  }
+  bool downloadFailure() const {
+    std::lock_guard lock(mutex_);
+    return downloadFailure_;
+  }
+
+ private:
+  std::vector<Channel*> channels_;
+  mutable std::mutex mutex_;
+  std::optional<Error> error_;
+  bool downloadFailure_ = false;
+  std::atomic<bool> failed_{false};
+};
+
+Error abortedError(const ImageInfo& info) {
+  return Error{
+      ErrorCode::Conflict,
+      "Writing image " + (info.id.empty() ? std::string("(unnamed)") : info.id) + " was aborted"};
+}
+
+Error cancelledError() { return Error{ErrorCode::Internal, "image pipeline cancelled"}; }
+
+/// The pipeline's memory: kImageBufferCount aligned buffers.
+class BufferSet {
+ public:
+  BufferSet() : memory_(allocate()) {
+    for (size_t i = 0; i < kImageBufferCount; ++i) {
+      buffers_[i].data = memory_.get() + i * kImageBufferSize;
+    }
+  }
+  bool ok() const { return memory_ != nullptr; }
+  Buffer* at(size_t i) { return &buffers_[i]; }
+
+ private:
+  static std::unique_ptr<char, FreeDeleter> allocate() {
+    void* p = nullptr;
+    if (::posix_memalign(&p, kDirectAlign, kImageBufferCount * kImageBufferSize) != 0) {
+      return nullptr;
+    }
+    return std::unique_ptr<char, FreeDeleter>(static_cast<char*>(p));
+  }
+  std::unique_ptr<char, FreeDeleter> memory_;
+  Buffer buffers_[kImageBufferCount];
+};
+
+/// Content-Length from a HEAD request (best effort); an error only when the host cannot be
+/// reached at all, which GET would meet too.
+Result<std::optional<uint64_t>> probeLength(StepContext& ctx, const ImageInfo& info,
+                                            const std::string& url) {
+  HttpRequest head;
+  head.method = "HEAD";
+  head.url = url;
+  head.timeout = info.connectTimeout;
+  head.verifyTls = info.verifyTls;
+  head.caFile = info.caFile;
+  auto response = ctx.http->send(head);
+  if (!response) {
+    if (response.error().code == ErrorCode::InvalidArgument)
+      return std::unexpected(response.error());
+    return fail(response.error().code,
+                "Cannot download image from " + url + ": " + response.error().message);
+  }
+  if (response->status != 200) return std::nullopt;
+  const auto length = response->header("content-length");
+  if (!length) return std::nullopt;
+  try {
+    return static_cast<uint64_t>(std::stoull(*length));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+/// One download of `url` through the whole pipeline into `plan`'s region.
+Result<AttemptResult> runAttempt(StepContext& ctx, const ImageInfo& info, const std::string& url,
+                                 const WriteTarget& target, const Plan& plan,
+                                 std::optional<uint64_t> contentLength, bool& retriable) {
+  retriable = false;
+  BufferSet buffers;
+  if (!buffers.ok()) return internalError("Cannot allocate the image pipeline buffers");
+  const bool maybeCompressed = plan.compression != Compression::None;
+  // Compressed images need separate input and output buffers (half each), else a full raw
+  // queue could starve the decompressor of output space.
+  const size_t inputCount = maybeCompressed ? kImageBufferCount / 2 : kImageBufferCount;
+  Channel inPool, outPool, rawQueue, writeQueue;
+  for (size_t i = 0; i < kImageBufferCount; ++i) {
+    Buffer* b = buffers.at(i);
+    b->home = i < inputCount ? &inPool : &outPool;
+    b->home->push(b);
+  }
+  PipelineState state({&inPool, &outPool, &rawQueue, &writeQueue});
+  auto hasher = KILN_TRY(Hasher::create(info.checksumAlgorithm));
+  auto writer = KILN_TRY(RegionWriter::open(target.path, plan.offset, plan.capacity));
+  ctx.log.info("Writing image", {{"url", url},
+                                 {"target", target.path},
+                                 {"offset", std::to_string(plan.offset)},
+                                 {"direct_io", writer.direct() ? "yes" : "no"}});
+
+  // --- download thread ---
+  uint64_t downloaded = 0;
+  const uint64_t total = contentLength.value_or(0);
+  std::thread downloader([&] {
+    Buffer* current = nullptr;
+    Buffer* held = nullptr;  // the first full buffer, kept until the body is clearly no error page
+    uint64_t reported = 0;
+    auto sink = [&](std::string_view chunk) -> Result<void> {
+      if (ctx.aborted()) return std::unexpected(abortedError(info));
+      if (state.failed()) return std::unexpected(cancelledError());
+      if (held != nullptr) {
+        rawQueue.push(held);
+        held = nullptr;
+      }
+      while (!chunk.empty()) {
+        if (current == nullptr) {
+          current = inPool.pop();
+          if (current == nullptr) return std::unexpected(cancelledError());
+        }
+        const size_t n = std::min(chunk.size(), current->room());
+        std::memcpy(current->data + current->size, chunk.data(), n);
+        current->size += n;
+        chunk.remove_prefix(n);
+        downloaded += n;
+        if (current->room() == 0) {
+          if (downloaded == current->size) {
+            held = current;
+          } else {
+            rawQueue.push(current);
+          }
+          current = nullptr;
+        }
+      }
+      if (ctx.progress && downloaded - reported >= kImageBufferSize) {
+        reported = downloaded;
+        ctx.progress->report(downloaded, total);
+      }
+      return {};
+    };
+    HttpRequest request;
+    request.url = url;
+    request.timeout = info.connectTimeout;
+    request.idleTimeout = info.idleTimeout;
+    request.verifyTls = info.verifyTls;
+    request.caFile = info.caFile;
+    auto response = ctx.http->stream(request, sink);
+    if (!response) {
+      const bool ours = state.failed() || response.error().code == ErrorCode::Conflict;
+      state.fail(ours ? response.error()
+                      : Error{response.error().code, "Cannot download image from " + url + ": " +
+                                                         response.error().message},
+                 !ours);
+    } else if (response->status != 200) {
+      state.fail(Error{response->status == 404 ? ErrorCode::NotFound : ErrorCode::Unavailable,
+                       "Cannot download image from " + url + ": HTTP status " +
+                           std::to_string(response->status)},
+                 true);
+    } else {
+      if (held != nullptr) rawQueue.push(held);
+      if (current != nullptr && current->size > 0) rawQueue.push(current);
+      held = current = nullptr;
+      if (ctx.progress) ctx.progress->report(downloaded, total != 0 ? total : downloaded);
+    }
+    rawQueue.close();
+  });
+
+  // --- writer thread ---
+  std::thread writerThread([&] {
+    while (Buffer* b = writeQueue.pop()) {
+      if (ctx.aborted()) {
+        state.fail(abortedError(info), false);
+        return;
+      }
+      auto written = writer.append(b->data, b->size);
+      b->recycle();
+      if (!written) {
+        state.fail(written.error(), false);
+        return;
+      }
+    }
+    if (state.failed()) return;
+    if (auto synced = writer.sync(); !synced) state.fail(synced.error(), false);
+  });
+
+  // --- checksum and decompression, on this thread ---
+  auto process = [&]() -> Result<void> {
+    DecompressorPtr decompressor;
+    Buffer* out = nullptr;
+    bool first = true;
+    auto emit = [&](bool lastInput, std::string_view in) -> Result<void> {
+      for (;;) {
+        if (out == nullptr) {
+          out = outPool.pop();
+          if (out == nullptr) return std::unexpected(cancelledError());
+        }
+        size_t produced = 0;
+        KILN_TRY_VOID(
+            decompressor->decompress(in, out->data + out->size, out->room(), produced, lastInput));
+        out->size += produced;
+        if (out->room() == 0) {
+          if (first && plan.checkStart) KILN_TRY_VOID(plan.checkStart({out->data, out->size}));
+          first = false;
+          writeQueue.push(out);
+          out = nullptr;
+          continue;
+        }
+        if (in.empty() && produced == 0) return {};
+      }
+    };
+    bool sawInput = false;
+    while (Buffer* b = rawQueue.pop()) {
+      if (ctx.aborted()) return std::unexpected(abortedError(info));
+      hasher.update({b->data, b->size});
+      if (!sawInput) {
+        sawInput = true;
+        Compression c = plan.compression;
+        if (c == Compression::Auto) c = detectCompression({b->data, std::min<size_t>(b->size, 16)});
+        if (c != Compression::None) {
+          auto made = makeDecompressor(c);
+          if (!made) {
+            b->recycle();
+            return std::unexpected(made.error());
+          }
+          decompressor = std::move(*made);
+          ctx.log.info("Decompressing image", {{"compression", std::string(toString(c))}});
+        } else if (inputCount != kImageBufferCount) {
+          // Detected as uncompressed: the output buffers (all free, only this thread takes
+          // them) join the input pool, so raw images always use every buffer.
+          for (size_t i = inputCount; i < kImageBufferCount; ++i) {
+            Buffer* spare = outPool.pop();
+            if (spare == nullptr) return std::unexpected(cancelledError());
+            spare->home = &inPool;
+            inPool.push(spare);
+          }
+        }
+      }
+      if (!decompressor) {
+        if (first && plan.checkStart) {
+          auto checked = plan.checkStart({b->data, b->size});
+          if (!checked) {
+            b->recycle();
+            return checked;
+          }
+        }
+        first = false;
+        writeQueue.push(b);
+        continue;
+      }
+      auto emitted = emit(false, {b->data, b->size});
+      b->recycle();
+      KILN_TRY_VOID(emitted);
+    }
+    if (state.failed()) return {};
+    if (decompressor) {
+      KILN_TRY_VOID(emit(true, {}));
+      KILN_TRY_VOID(decompressor->finish());
+      if (out != nullptr) {
+        if (first && plan.checkStart && out->size > 0) {
+          KILN_TRY_VOID(plan.checkStart({out->data, out->size}));
+        }
+        if (out->size > 0) {
+          writeQueue.push(out);
+        } else {
+          out->recycle();
+        }
+        out = nullptr;
+      }
+    }
+    return {};
+  };
+  if (auto processed = process(); !processed) state.fail(processed.error(), false);
+  writeQueue.close();
+  downloader.join();
+  writerThread.join();
+
+  if (auto error = state.error()) {
+    retriable = state.downloadFailure();
+    return std::unexpected(*error);
+  }
+  if (ctx.aborted()) return std::unexpected(abortedError(info));
+  return AttemptResult{downloaded, writer.written(), hasher.finishHex()};
+}
+
+double secondsSince(const StepContext& ctx, std::chrono::steady_clock::time_point start) {
+  const auto now = ctx.clock ? ctx.clock->monotonic() : std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(now - start).count();
+}
+
+uint64_t readBigEndian64(std::string_view bytes, size_t at) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(bytes[at + i]);
+  return v;
+}
+
+/// Escapes a value for qemu's key=value option syntax (a comma is written twice).
+std::string qemuOptionValue(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    out += c;
+    if (c == ',') out += ',';
+  }
+  return out;
+}
+
+/// Tries each URL in turn with the plan `makePlan` computes from the Content-Length.
+Result<AttemptResult> downloadAndWrite(
+    StepContext& ctx, const ImageInfo& info, const WriteTarget& target,
+    const std::function<Result<Plan>(std::optional<uint64_t>)>& makePlan, std::string& usedUrl,
+    Plan& usedPlan) {
+  if (info.urls.empty()) return invalid("The image has no URL to download from");
+  if (ctx.http == nullptr) return internalError("No HTTP client to download the image with");
+  std::optional<Error> lastError;
+  for (const auto& url : info.urls) {
+    if (ctx.aborted()) return std::unexpected(abortedError(info));
+    auto length = probeLength(ctx, info, url);
+    if (!length) {
+      if (length.error().code == ErrorCode::InvalidArgument) return std::unexpected(length.error());
+      ctx.log.warning("Image URL failed, trying the next one",
+                      {{"url", url}, {"error", length.error().message}});
+      lastError = length.error();
+      continue;
+    }
+    auto plan = KILN_TRY(makePlan(*length));
+    bool retriable = false;
+    auto attempt = runAttempt(ctx, info, url, target, plan, *length, retriable);
+    if (attempt) {
+      usedUrl = url;
+      usedPlan = std::move(plan);
+      return attempt;
+    }
+    if (!retriable) return attempt;
+    ctx.log.warning("Image URL failed, trying the next one",
+                    {{"url", url}, {"error", attempt.error().message}});
+    lastError = attempt.error();
+  }
+  if (info.urls.size() == 1) return std::unexpected(*lastError);
+  return fail(lastError->code,
+              "No URL of the image could be downloaded; last error: " + lastError->message);
+}
+
+Result<void> verifyChecksum(StepContext& ctx, const ImageInfo& info, const std::string& url,
+                            const std::string& actual, const std::vector<uint64_t>& wipeOffsets,
+                            const std::string& path) {
+  if (info.checksum.empty() || actual == info.checksum) return {};
+  for (uint64_t offset : wipeOffsets) {
+    if (auto wiped = zeroRegion(path, offset, kWipeBytes); !wiped) {
+      ctx.log.error("Cannot wipe the start of the bad image", {{"error", wiped.error().message}});
+    }
+  }
+  return invalid("Image checksum mismatch for " + url + ": expected " + info.checksum + ", got " +
+                 actual + " (" + std::string(toString(info.checksumAlgorithm)) + ")");
+}
+
+Result<WriteResult> writeRaw(StepContext& ctx, const ImageInfo& info, const WriteTarget& target,
+                             uint64_t capacity, std::chrono::steady_clock::time_point start) {
+  auto makePlan = [&](std::optional<uint64_t> length) -> Result<Plan> {
+    if (length && *length > capacity && info.compression == Compression::None) {
+      return invalid("The image (" + std::to_string(*length) +
+                     " bytes) is larger than the target " + target.path + " (" +
+                     std::to_string(capacity) + " bytes)");
+    }
+    return Plan{target.offset, capacity, info.compression, {}};
+  };
+  std::string url;
+  Plan plan;
+  auto attempt = KILN_TRY(downloadAndWrite(ctx, info, target, makePlan, url, plan));
+  KILN_TRY_VOID(verifyChecksum(ctx, info, url, attempt.checksum, {target.offset}, target.path));
+  return WriteResult{attempt.downloaded, attempt.written, attempt.checksum,
+                     secondsSince(ctx, start)};
+}
+
+Result<WriteResult> writeQcow2(StepContext& ctx, const ImageInfo& info, const WriteTarget& target,
+                               uint64_t capacity, std::chrono::steady_clock::time_point start) {
+  if (info.compression != Compression::Auto && info.compression != Compression::None) {
+    return fail(ErrorCode::Unimplemented,
+                "Compressed qcow2 downloads are not supported (compression " +
+                    std::string(toString(info.compression)) + ")");
+  }
+  if (ctx.runner == nullptr) return internalError("No command runner to run qemu-img with");
+  uint64_t stageRel = 0;
+  uint64_t stageSize = 0;
+  uint64_t virtualSize = 0;
+  auto makePlan = [&](std::optional<uint64_t> length) -> Result<Plan> {
+    if (!length) {
+      return invalid(
+          "A qcow2 image is staged on the target before conversion, which needs its "
+          "size: the server sent no Content-Length");
+    }
+    stageSize = (*length + kMiB - 1) / kMiB * kMiB;
+    if (stageSize >= capacity) {
+      return invalid("The qcow2 image (" + std::to_string(*length) +
+                     " bytes) does not fit on the target " + target.path + " (" +
+                     std::to_string(capacity) + " bytes)");
+    }
+    stageRel = (capacity - stageSize) / kMiB * kMiB;
+    Plan plan{target.offset + stageRel, capacity - stageRel, Compression::None, {}};
+    plan.checkStart = [&, stageRelCopy = stageRel](std::string_view head) -> Result<void> {
+      if (head.size() < 32 || head.substr(0, 4) != std::string_view("QFI\xfb", 4)) {
+        return invalid(
+            "The image is not a qcow2 file (no QFI magic) although disk_format is qcow2");
+      }
+      virtualSize = readBigEndian64(head, 24);
+      if (virtualSize > stageRelCopy) {
+        return invalid("The qcow2 image's virtual size (" + std::to_string(virtualSize) +
+                       " bytes) does not fit on the target " + target.path + ": " +
+                       std::to_string(stageRelCopy) +
+                       " bytes are free before the staging area at its tail");
+      }
+      return {};
+    };
+    return plan;
+  };
+  std::string url;
+  Plan plan;
+  auto attempt = KILN_TRY(downloadAndWrite(ctx, info, target, makePlan, url, plan));
+  KILN_TRY_VOID(
+      verifyChecksum(ctx, info, url, attempt.checksum, {target.offset, plan.offset}, target.path));
+
+  struct stat st {};
+  const bool block = ::stat(target.path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
+  const std::string driver = block ? "host_device" : "file";
+  const std::string file = qemuOptionValue(target.path);
+  Command convert;
+  convert.argv = {
+      "qemu-img",
+      "convert",
+      "--image-opts",
+      "driver=qcow2,file.driver=raw,file.offset=" + std::to_string(plan.offset) +
+          ",file.size=" + std::to_string(attempt.downloaded) + ",file.file.driver=" + driver +
+          ",file.file.filename=" + file + ",file.file.locking=off",
+      "-n",
+      "--target-image-opts",
+      "driver=raw,offset=" + std::to_string(target.offset) + ",size=" + std::to_string(stageRel) +
+          ",file.driver=" + driver + ",file.filename=" + file + ",file.locking=off"};
+  convert.timeout = std::chrono::hours(6);
+  auto output = KILN_TRY(ctx.runner->run(convert));
+  if (output.exitCode != 0) {
+    return internalError("qemu-img convert of the qcow2 image failed (exit " +
+                         std::to_string(output.exitCode) + "): " + output.err);
+  }
+  KILN_TRY_VOID(zeroRegion(target.path, plan.offset, std::min(kWipeBytes, plan.capacity)));
+  return WriteResult{attempt.downloaded, virtualSize, attempt.checksum, secondsSince(ctx, start)};
+}
+
+}  // namespace
+
+Result<uint64_t> targetCapacity(const WriteTarget& target) {
+  struct stat st {};
+  if (::stat(target.path.c_str(), &st) != 0) {
+    return fail(errno == ENOENT ? ErrorCode::NotFound : ErrorCode::Internal,
+                "Cannot use " + target.path + " as an image target: " + errnoText(errno));
+  }
+  uint64_t size = 0;
+  if (S_ISBLK(st.st_mode)) {
+    Fd fd(::open(target.path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd || ::ioctl(fd.get(), BLKGETSIZE64, &size) != 0) {
+      return internalError("Cannot read the size of " + target.path + ": " + errnoText(errno));
+    }
+  } else if (S_ISREG(st.st_mode)) {
+    size = static_cast<uint64_t>(st.st_size);
+  } else {
+    return invalid(target.path + " is neither a block device nor a regular file");
+  }
+  if (target.offset > size) {
+    return invalid("Offset " + std::to_string(target.offset) + " is beyond the end of " +
+                   target.path + " (" + std::to_string(size) + " bytes)");
+  }
+  const uint64_t available = size - target.offset;
+  if (target.maxBytes != 0) {
+    if (S_ISBLK(st.st_mode) && target.maxBytes > available) {
+      return invalid("The region of " + std::to_string(target.maxBytes) + " bytes at offset " +
+                     std::to_string(target.offset) + " does not fit on " + target.path);
+    }
+    return target.maxBytes;
+  }
+  return available;
+}
+
+Result<WriteResult> writeImage(StepContext& ctx, const ImageInfo& info, const WriteTarget& target) {
+  const auto start = ctx.clock ? ctx.clock->monotonic() : std::chrono::steady_clock::now();
+  const uint64_t capacity = KILN_TRY(targetCapacity(target));
+  if (info.diskFormat == DiskFormat::Qcow2) return writeQcow2(ctx, info, target, capacity, start);
+  return writeRaw(ctx, info, target, capacity, start);
+}
+
+Result<void> writeRegion(const std::string& path, uint64_t offset, std::string_view bytes) {
+  auto fd = KILN_TRY(openForWrite(path, 0));
+  KILN_TRY_VOID(pwriteAll(fd.get(), bytes.data(), bytes.size(), offset, path));
+  if (::fdatasync(fd.get()) != 0 && errno != EINVAL) {
+    return internalError("Syncing " + path + " failed: " + errnoText(errno));
+  }
+  return {};
+}
+
+Result<void> zeroRegion(const std::string& path, uint64_t offset, uint64_t length) {
+  const std::string zeros(static_cast<size_t>(std::min<uint64_t>(length, kMiB)), '\0');
+  auto fd = KILN_TRY(openForWrite(path, 0));
+  for (uint64_t done = 0; done < length;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(zeros.size(), length - done));
+    KILN_TRY_VOID(pwriteAll(fd.get(), zeros.data(), n, offset + done, path));
+    done += n;
+  }
+  if (::fdatasync(fd.get()) != 0 && errno != EINVAL) {
+    return internalError("Syncing " + path + " failed: " + errnoText(errno));
+  }
+  return {};
+}
+
+}  // namespace kiln::agent

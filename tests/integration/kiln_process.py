@@ -1,0 +1,96 @@
+"""A private kiln-server process for the integration tests: a temporary SQLite database,
+[api] port = 0 and --port-file, plus a small JSON client over urllib.
+
+    server = KilnServer("build/server/kiln-server", workdir, "[DEFAULT]\\n...")
+    server.start(); server.call("GET", "/v1/nodes"); server.stop()
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+VERSION = "1.78"
+
+
+class KilnServer:
+    def __init__(self, binary, workdir, config=""):
+        self.binary = binary
+        self.workdir = workdir
+        self.config = config
+        self.proc = None
+        self.port = None
+        self.log_path = os.path.join(workdir, "server.log")
+        self.log = open(self.log_path, "ab")
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def start(self):
+        conf = os.path.join(self.workdir, "kiln.conf")
+        with open(conf, "w") as f:
+            # Test sections first; INI readers merge repeated sections.
+            f.write(self.config)
+            f.write("\n[api]\nport = 0\n[database]\nconnection = sqlite:///%s/kiln.sqlite\n" % self.workdir)
+        portfile = os.path.join(self.workdir, "port")
+        if os.path.exists(portfile):
+            os.unlink(portfile)
+        self.proc = subprocess.Popen([self.binary, "--config-file", conf, "--port-file", portfile],
+                                     stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(portfile) or os.path.getsize(portfile) == 0:
+            if self.proc.poll() is not None:
+                raise RuntimeError("kiln-server exited with %s" % self.proc.returncode)
+            if time.monotonic() > deadline:
+                raise RuntimeError("kiln-server did not start")
+            time.sleep(0.05)
+        with open(portfile) as f:
+            self.port = int(f.read())
+
+    def kill(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"X-OpenStack-Ironic-API-Version": VERSION,
+                                              "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                raw = resp.read()
+                return resp.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            return e.code, json.loads(raw) if raw else None
+
+    def node(self, ident):
+        status, body = self.call("GET", "/v1/nodes/%s" % ident)
+        assert status == 200, (status, body)
+        return body
+
+    def provision(self, ident, body):
+        status, resp = self.call("PUT", "/v1/nodes/%s/states/provision" % ident, body)
+        assert status == 202, (ident, body, status, resp)
+
+    def wait_for(self, ident, states, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            n = self.node(ident)
+            if n["provision_state"] in states:
+                return n
+            if time.monotonic() > deadline:
+                raise AssertionError("%s stayed in %s (wanted %s): %s" % (
+                    ident, n["provision_state"], states, n.get("last_error")))
+            time.sleep(0.1)
