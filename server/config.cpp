@@ -165,6 +165,12 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   KILN_TRY_VOID(getInt("conductor", "workers_pool_size", c.workersPoolSize, 1, 1024));
   KILN_TRY_VOID(getInt("conductor", "periodic_interval", c.periodicInterval, 0, 3600));
   KILN_TRY_VOID(getInt("conductor", "inspect_wait_timeout", c.inspectWaitTimeout, 0, 86400 * 7));
+  getString("conductor", "deploy_kernel", c.deployKernel);
+  getString("conductor", "deploy_ramdisk", c.deployRamdisk);
+  getString("conductor", "api_url", c.apiUrl);
+  while (!c.apiUrl.empty() && c.apiUrl.back() == '/') c.apiUrl.pop_back();
+  getString("pxe", "tftp_root", c.tftpRoot);
+  getString("pxe", "kernel_append_params", c.kernelAppendParams);
   KILN_TRY_VOID(getInt("agent", "heartbeat_interval", c.agentHeartbeatInterval, 1, 3600));
   KILN_TRY_VOID(getInt("agent", "command_heartbeat_interval", c.agentCommandHeartbeatInterval, 1, 3600));
   KILN_TRY_VOID(getBool("agent", "allow_md5_checksum", c.allowMd5Checksum));
@@ -210,6 +216,8 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "api/host_ip", "api/port", "api/max_limit", "api/public_endpoint", "api/api_workers",
         "api/ramdisk_heartbeat_timeout", "api/restrict_lookup", "conductor/inspect_wait_timeout",
         "agent/heartbeat_interval", "agent/command_heartbeat_interval", "agent/allow_md5_checksum",
+        "conductor/deploy_kernel", "conductor/deploy_ramdisk", "conductor/api_url",
+        "pxe/tftp_root", "pxe/kernel_append_params",
         "database/connection", "conductor/allow_deleting_available_nodes",
         "conductor/automated_clean", "conductor/deploy_callback_timeout",
         "conductor/clean_callback_timeout", "conductor/sync_power_state_interval",

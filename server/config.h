@@ -55,6 +55,9 @@ struct Config {
   int workersPoolSize = 16;                ///< conductor worker threads
   int periodicInterval = 1;                ///< seconds between periodic checks; 0 = none
   int inspectWaitTimeout = 1800;           ///< seconds a node may stay in "inspect wait"
+  std::string deployKernel;   ///< agent kernel (path or URL) for nodes whose driver_info has none
+  std::string deployRamdisk;  ///< agent initramfs (path or URL), likewise
+  std::string apiUrl;         ///< the URL agents use (kiln.api_url); empty = public_endpoint
   std::map<std::string, int> cleanStepPriorityOverride;   ///< "interface.step" -> priority
   std::map<std::string, int> deployStepPriorityOverride;
 
@@ -62,6 +65,10 @@ struct Config {
   int agentHeartbeatInterval = 10;   ///< seconds between an idle agent's heartbeats (Kiln)
   int agentCommandHeartbeatInterval = 2;  ///< ... while a command is pending or running (Kiln)
   bool allowMd5Checksum = false;     ///< let agents verify md5 image checksums
+
+  // [pxe]
+  std::string tftpRoot = "/var/lib/kiln/tftpboot";  ///< where the pxe boot interface writes
+  std::string kernelAppendParams = "console=tty0 console=ttyS0,115200n8";  ///< agent kernel args
 
   // [deploy]
   std::optional<int> eraseDevicesPriority;          ///< deploy.erase_devices clean priority

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "server/api/agent_handlers.h"
+#include "server/api/boot_handlers.h"
 #include "server/api/catalog_handlers.h"
 #include "server/api/deploy_template_handlers.h"
 #include "server/api/errors.h"
@@ -41,7 +42,8 @@ ApiService::ApiService(ApiDeps deps)
       ports_(std::make_unique<PortHandlers>(deps_)),
       catalog_(std::make_unique<CatalogHandlers>(deps_)),
       templates_(std::make_unique<DeployTemplateHandlers>(deps_)),
-      agent_(std::make_unique<AgentHandlers>(deps_)) {
+      agent_(std::make_unique<AgentHandlers>(deps_)),
+      boot_(std::make_unique<BootHandlers>(deps_)) {
   buildRoutes();
 }
 
@@ -80,6 +82,14 @@ void ApiService::buildRoutes() {
     router_.add({"GET", "/v1/lookup", bind(a, &AgentHandlers::lookup), 22, 404, "", true, ""});
     router_.add({"POST", "/v1/heartbeat/{node}", bind(a, &AgentHandlers::heartbeat), 22, 404, "",
                  false, ""});
+  }
+
+  // Network boot (ipxe boot interface), public. Paths outside /v1 are re-rooted under it.
+  {
+    auto* b = boot_.get();
+    router_.add({"GET", "/v1/boot.ipxe", bind(b, &BootHandlers::chain), 1, 404, "", true, ""});
+    router_.add({"GET", "/v1/boot/{script}", bind(b, &BootHandlers::macScript), 1, 404, "", true, ""});
+    router_.add({"GET", "/v1/boot/{node}/{file}", bind(b, &BootHandlers::file), 1, 404, "", true, ""});
   }
 
   // Nodes.

@@ -39,6 +39,7 @@ class PortHandlers;
 class CatalogHandlers;
 class DeployTemplateHandlers;
 class AgentHandlers;
+class BootHandlers;
 
 class ApiService {
  public:
@@ -59,6 +60,7 @@ class ApiService {
   std::unique_ptr<CatalogHandlers> catalog_;
   std::unique_ptr<DeployTemplateHandlers> templates_;
   std::unique_ptr<AgentHandlers> agent_;
+  std::unique_ptr<BootHandlers> boot_;
 };
 
 }  // namespace kiln::server

@@ -4,6 +4,7 @@
 #include "server/drivers/fake/fake_interfaces.h"
 #include "server/drivers/interface_registry.h"
 #include "server/drivers/ipmitool/ipmitool_interfaces.h"
+#include "server/drivers/netboot/netboot.h"
 #include "server/drivers/redfish/redfish_interfaces.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
@@ -39,51 +40,6 @@ class NoInspect final : public InspectInterface {
   }
 };
 
-/// Network boot through PXE or iPXE: the management interface points the next boot at the
-/// network or the disk, and `driver_internal_info.boot_target` tells the boot endpoints what to
-/// hand the booting machine ("agent" or "disk").
-class NetbootBoot final : public BootInterface {
- public:
-  explicit NetbootBoot(std::string name) : name_(std::move(name)) {}
-  std::string_view name() const override { return name_; }
-  std::optional<std::string> validate(const TaskContext& task) const override {
-    std::vector<std::string> missing;
-    for (const char* key : {"deploy_kernel", "deploy_ramdisk"}) {
-      if (!driverInfoString(task, key)) missing.emplace_back(key);
-    }
-    if (!missing.empty()) {
-      std::string list;
-      for (const auto& m : missing) list += (list.empty() ? "'" : ", '") + m + "'";
-      return "Some parameters were missing in node's driver_info. Missing are: [" + list + "]";
-    }
-    if (task.ports.empty()) {
-      return "Node " + task.uuid() + " does not have any port associated with it.";
-    }
-    return std::nullopt;
-  }
-  Result<void> prepareRamdisk(TaskContext& task) override {
-    KILN_TRY_VOID(task.driver->management->setBootDevice(task, "pxe", false));
-    task.internalInfo["boot_target"] = "agent";
-    return {};
-  }
-  Result<void> cleanUpRamdisk(TaskContext& task) override {
-    if (task.internalInfo.value("boot_target", "") == "agent") task.internalInfo.erase("boot_target");
-    return {};
-  }
-  Result<void> prepareInstance(TaskContext& task) override {
-    KILN_TRY_VOID(task.driver->management->setBootDevice(task, "disk", true));
-    task.internalInfo["boot_target"] = "disk";
-    return {};
-  }
-  Result<void> cleanUpInstance(TaskContext& task) override {
-    task.internalInfo.erase("boot_target");
-    return {};
-  }
-
- private:
-  std::string name_;
-};
-
 }  // namespace
 
 Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const InterfaceDeps& deps) {
@@ -102,8 +58,7 @@ Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const Interf
   KILN_TRY_VOID(generic(InterfaceType::Network, "noop", false));
   KILN_TRY_VOID(registry.add(std::make_unique<NoopManagement>()));
   KILN_TRY_VOID(registry.add(std::make_unique<NoInspect>()));
-  KILN_TRY_VOID(registry.add(std::make_unique<NetbootBoot>("pxe")));
-  KILN_TRY_VOID(registry.add(std::make_unique<NetbootBoot>("ipxe")));
+  for (auto& impl : netboot::makeNetbootInterfaces()) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeAgentInterfaces()) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeIpmitoolInterfaces(deps.commands)) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeRedfishInterfaces(deps.http)) KILN_TRY_VOID(registry.add(std::move(impl)));

@@ -1,0 +1,83 @@
+#include "server/api/boot_handlers.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "server/api/handler_support.h"
+#include "server/drivers/netboot/netboot.h"
+#include "server/model/resources.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+namespace {
+
+ApiResponse textResponse(std::string body, std::string contentType = "text/plain") {
+  ApiResponse r;
+  r.status = 200;
+  r.body = std::move(body);
+  r.contentType = std::move(contentType);
+  return r;
+}
+
+nlohmann::json objectField(const Record& node, size_t field) {
+  if (node[field].isNull()) return nlohmann::json::object();
+  auto parsed = parseJson(node.str(field));
+  return parsed && parsed->is_object() ? *parsed : nlohmann::json::object();
+}
+
+}  // namespace
+
+Result<ApiResponse> BootHandlers::chain(RequestContext& ctx) {
+  return textResponse(netboot::chainScript(ctx.baseUrl));
+}
+
+Result<ApiResponse> BootHandlers::macScript(RequestContext& ctx) {
+  std::string name = ctx.param(0);
+  constexpr std::string_view kSuffix = ".ipxe";
+  if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix) {
+    return notFound("The resource could not be found.");
+  }
+  const auto mac = netboot::parseMac(std::string_view(name).substr(0, name.size() - kSuffix.size()));
+  if (!mac) return invalid("Expected a MAC address in the boot script name, got " + name);
+
+  auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));
+  ListQuery q;
+  q.limit = 1;
+  q.filters.push_back({ListFilter::Op::Equals, kPortAddress, Value::text(*mac), {}});
+  auto ports = KILN_TRY(tx->ports().list(q));
+  if (ports.empty() || ports[0][kPortNodeUuid].isNull()) {
+    return textResponse(netboot::localBootScript("no node has a port with MAC " + *mac));
+  }
+  auto node = KILN_TRY(tx->nodes().findBy(kNodeUuid, Value::text(ports[0].str(kPortNodeUuid))));
+  if (!node) return textResponse(netboot::localBootScript("the port's node is gone"));
+  const auto internal = objectField(*node, kNodeDriverInternalInfo);
+  if (node->str(kNodeBootInterface) != "ipxe" || internal.value("boot_target", "") != "agent") {
+    return textResponse(netboot::localBootScript("node " + node->uuid() + " boots from its disk"));
+  }
+  auto images = KILN_TRY(netboot::deployImages(deps_.config, objectField(*node, kNodeDriverInfo)));
+  auto url = [&](const std::string& location, const char* which) {
+    return netboot::isUrl(location) ? location : ctx.baseUrl + "/boot/" + node->uuid() + "/" + which;
+  };
+  const std::string configured = netboot::configuredApiUrl(deps_.config);
+  const std::string apiUrl = deps_.config.apiUrl.empty() ? ctx.baseUrl : configured;
+  return textResponse(netboot::agentScript(url(images.kernel, "kernel"), url(images.ramdisk, "ramdisk"),
+                                           apiUrl, deps_.config.kernelAppendParams));
+}
+
+Result<ApiResponse> BootHandlers::file(RequestContext& ctx) {
+  const std::string& which = ctx.param(1);
+  if (which != "kernel" && which != "ramdisk") return notFound("The resource could not be found.");
+  auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));
+  auto node = KILN_TRY(tx->nodes().findBy(kNodeUuid, Value::text(ctx.param(0))));
+  if (!node || node->str(kNodeBootInterface) != "ipxe") return notFound("The resource could not be found.");
+  auto images = KILN_TRY(netboot::deployImages(deps_.config, objectField(*node, kNodeDriverInfo)));
+  const std::string& path = which == "kernel" ? images.kernel : images.ramdisk;
+  if (netboot::isUrl(path)) return notFound("The " + which + " of node " + node->uuid() + " is served at " + path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return notFound("The " + which + " file of node " + node->uuid() + " cannot be read.");
+  std::ostringstream body;
+  body << in.rdbuf();
+  return textResponse(body.str(), "application/octet-stream");
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,30 @@
+// File: server/api/boot_handlers.h
+//
+// The network-boot endpoints of the ipxe boot interface (server/drivers/netboot/netboot.h).
+// Public like Ironic's boot files: a machine that network-boots has no credentials.
+//
+//   GET /boot.ipxe                  what DHCP hands iPXE: chains to the MAC's own script
+//   GET /boot/<mac>.ipxe            the agent ramdisk while the node needs the agent, else the
+//                                   local disk ("52-54-00-12-34-56" or with colons)
+//   GET /boot/<node uuid>/kernel    the node's agent kernel / initramfs, when they are local
+//   GET /boot/<node uuid>/ramdisk   files (URLs are handed to iPXE as they are)
+#pragma once
+
+#include "server/api/api_service.h"
+#include "server/api/router.h"
+
+namespace kiln::server {
+
+class BootHandlers {
+ public:
+  explicit BootHandlers(ApiDeps& deps) : deps_(deps) {}
+
+  Result<ApiResponse> chain(RequestContext& ctx);
+  Result<ApiResponse> macScript(RequestContext& ctx);
+  Result<ApiResponse> file(RequestContext& ctx);
+
+ private:
+  ApiDeps& deps_;
+};
+
+}  // namespace kiln::server

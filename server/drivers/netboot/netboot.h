@@ -1,0 +1,71 @@
+// File: server/drivers/netboot/netboot.h
+//
+// Network boot of the agent ramdisk, Ironic's two boot interfaces:
+//
+//   ipxe  DHCP hands iPXE kiln-server's GET /boot.ipxe, which chains to the booting MAC's own
+//         script GET /boot/<mac>.ipxe: the agent kernel and initramfs (kernel command line with
+//         kiln.api_url) while the node needs the agent (driver_internal_info.boot_target =
+//         "agent"), a local-disk boot otherwise. Kernel and initramfs are URLs, or local files
+//         kiln-server serves at GET /boot/<node uuid>/kernel and /ramdisk.
+//   pxe   per-MAC pxelinux configuration files (pxelinux.cfg/01-<mac>) and the node's kernel and
+//         initramfs copied under [pxe] tftp_root, for a TFTP server such as dnsmasq.
+//
+// Which kernel and initramfs: the node's driver_info deploy_kernel / deploy_ramdisk (a path or
+// a URL), defaulting to [conductor] deploy_kernel / deploy_ramdisk, as in Ironic. The
+// management interface points the next boot at the network (ramdisk) or the disk (instance).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/config.h"
+#include "server/drivers/interfaces.h"
+
+namespace kiln::server::netboot {
+
+/// The agent kernel and initramfs of a node.
+struct DeployImages {
+  std::string kernel;
+  std::string ramdisk;
+};
+
+/// driver_info deploy_kernel/deploy_ramdisk, else the configuration's. InvalidArgument in
+/// Ironic's "missing in driver_info" wording when neither is set.
+Result<DeployImages> deployImages(const Config& config, const nlohmann::json& driverInfo);
+
+/// True for http:// and https:// locations.
+bool isUrl(std::string_view location);
+
+/// "52:54:00:12:34:56" from "52-54-00-12-34-56" or "52:54:00:12:34:56" (any case); nullopt
+/// for anything else.
+std::optional<std::string> parseMac(std::string_view text);
+
+/// GET /boot.ipxe: chains to the booting MAC's script under `baseUrl`.
+std::string chainScript(const std::string& baseUrl);
+
+/// The iPXE script that boots the agent.
+std::string agentScript(const std::string& kernelUrl, const std::string& ramdiskUrl,
+                        const std::string& apiUrl, const std::string& appendParams);
+
+/// The iPXE script that boots the local disk (or leaves the boot to the firmware).
+std::string localBootScript(std::string_view why);
+
+/// pxelinux: the agent configuration (paths relative to the TFTP root) and the local one.
+std::string pxeAgentConfig(const std::string& kernel, const std::string& ramdisk,
+                           const std::string& apiUrl, const std::string& appendParams);
+std::string pxeLocalConfig();
+
+/// pxelinux.cfg file name of a MAC: "01-52-54-00-12-34-56".
+std::string pxeConfigName(std::string_view mac);
+
+/// The URL agents reach the API at when nothing in a request says it: [conductor] api_url,
+/// else [api] public_endpoint; empty when neither is set.
+std::string configuredApiUrl(const Config& config);
+
+/// The ipxe and pxe boot interfaces.
+std::vector<std::unique_ptr<HardwareInterface>> makeNetbootInterfaces();
+
+}  // namespace kiln::server::netboot

@@ -1,0 +1,951 @@
+#!/usr/bin/python3
+"""A Redfish BMC emulator that powers QEMU virtual machines, for end-to-end tests.
+
+One Redfish ComputerSystem per --vm (its Id is the VM's name). Powering a system on starts a
+qemu-system-x86_64 process (TCG, SeaBIOS, virtio disks, a virtio NIC on QEMU user-mode
+networking whose built-in DHCP/TFTP server hands out --bootfile from --tftp-dir); powering it
+off ends that process. PowerState is "On" exactly while the process runs, so a guest that
+powers itself off shows "Off". It never touches host disks or host networking: the disks are
+the files the caller names, the network is QEMU user mode, and it listens on 127.0.0.1 only.
+
+    redfish_qemu_bmc.py --port 0 --port-file F --state-dir DIR \\
+        --vm name=vm1,disks=a.qcow2:b.qcow2,mac=52:54:00:12:34:56,memory=1024 [--vm ...] \\
+        --tftp-dir DIR --bootfile boot.ipxe [--user U --password P] [--qemu-extra "..."] \\
+        [--serial-log-dir DIR] [--graceful-timeout 15]
+
+Served (compatible with kiln-server's redfish driver and tests/support/redfish_test_server):
+  /redfish/v1                         service root
+  /redfish/v1/Systems                 one member per VM
+  /redfish/v1/Systems/<name>          GET (ETag), PATCH {"Boot": {...}} (If-Match honoured)
+  /redfish/v1/Systems/<name>/Actions/ComputerSystem.Reset   POST {"ResetType": ...}
+  /redfish/v1/Systems/<name>/EthernetInterfaces[/nic0]      the VM's MAC
+  /redfish/v1/SessionService[/Sessions[/<id>]]              sessions (X-Auth-Token)
+With --user/--password every resource but the service root and session creation needs HTTP
+basic credentials or a session token; without them nothing is checked.
+
+Boot order (SeaBIOS's CMOS boot order through QEMU's -boot):
+  override Disabled or target None   -boot order=cn        (disk, then network)
+  Hdd Continuous                     -boot order=cn
+  Pxe Continuous                     -boot order=nc
+  Hdd Once / Pxe Once                -boot once=c|n,order=cn
+A Once override is consumed when a power-on (On, ForceOn, a restart, PowerCycle) starts QEMU
+with it: BootSourceOverrideEnabled becomes "Disabled" (the target is kept, as DSP2046 says).
+QEMU's own `once=` puts the normal order back at the guest's first reset, so a guest that
+reboots itself after a one-time PXE boot comes back from the disk, as on real hardware.
+
+Reset types: On, ForceOn, ForceOff, GracefulShutdown (ACPI power button; "PoweringOff" until
+QEMU exits or --graceful-timeout passes, then it is killed), ForceRestart (a new QEMU
+process), GracefulRestart (graceful shutdown, then a new process), PowerCycle (ForceRestart,
+or On when off), PushPowerButton (GracefulShutdown when on, On when off), Nmi (QMP
+inject-nmi). A guest reboot keeps the same process; a guest power-off makes QEMU exit.
+
+Each VM's state directory entries: <name>.qmp (QMP socket; a short directory under /tmp is
+used when the path would be too long for a socket), <name>.pid, <name>.qemu.log (QEMU's
+stdout/stderr); the serial console goes to <serial-log-dir>/<name>.serial.log, appended,
+with a "=== redfish_qemu_bmc: ... ===" line written before each start. The System resource
+carries these under Oem.KilnQemuBmc (Pid, QmpSocket, SerialLog, BootOrder, CommandLine) for
+tests.
+
+Every QEMU process is bounded by the emulator's life: they are stopped on SIGTERM/SIGINT and
+at exit, and get SIGKILL from the kernel (PR_SET_PDEATHSIG) if the emulator dies without
+cleaning up. Python 3 standard library only.
+"""
+import argparse
+import atexit
+import base64
+import ctypes
+import hashlib
+import http.server
+import json
+import os
+import queue
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+ROOT = "/redfish/v1"
+SYSTEMS = ROOT + "/Systems"
+SESSION_SERVICE = ROOT + "/SessionService"
+SESSIONS = SESSION_SERVICE + "/Sessions"
+
+BOOT_TARGETS = ["None", "Pxe", "Hdd"]
+BOOT_ENABLED = ["Disabled", "Once", "Continuous"]
+RESET_TYPES = ["On", "ForceOn", "ForceOff", "GracefulShutdown", "ForceRestart",
+               "GracefulRestart", "PowerCycle", "PushPowerButton", "Nmi"]
+MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+QEMU_START_TIMEOUT = 15.0  # seconds for QEMU to open its QMP socket
+QEMU_QUIT_TIMEOUT = 5.0    # seconds for QEMU to exit after QMP quit, before SIGKILL
+PR_SET_PDEATHSIG = 1
+
+
+def log(msg):
+    sys.stderr.write("redfish_qemu_bmc: %s\n" % msg)
+    sys.stderr.flush()
+
+
+class RedfishError(Exception):
+    """Becomes a Redfish error body (DSP0266 general error with one extended info message)."""
+
+    def __init__(self, status, message_id, message):
+        super().__init__(message)
+        self.status = status
+        self.message_id = message_id
+        self.message = message
+
+
+def error_body(status, message_id, message):
+    return {"error": {
+        "code": "Base.1.8.GeneralError",
+        "message": "A general error has occurred. See ExtendedInfo for more information.",
+        "@Message.ExtendedInfo": [{
+            "@odata.type": "#Message.v1_1_1.Message",
+            "MessageId": "Base.1.8." + message_id,
+            "Message": message,
+            "Severity": "Critical",
+            "Resolution": "None",
+        }],
+    }}
+
+
+def qemu_escape(value):
+    """A value inside a QEMU -drive/-netdev option list: commas are doubled."""
+    return value.replace(",", ",,")
+
+
+# --------------------------------------------------------------------------------------------
+# QMP
+
+
+def qmp(socket_path, command, arguments=None, timeout=5.0):
+    """Runs one QMP command on a fresh connection; returns its "return" value.
+    Raises OSError/ValueError/RuntimeError on failure. `quit` may see the socket close first."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(socket_path)
+        f = s.makefile("rwb", buffering=0)
+
+        def read():
+            while True:
+                line = f.readline()
+                if not line:
+                    raise ConnectionError("QMP connection closed")
+                msg = json.loads(line)
+                if "event" in msg:
+                    continue
+                return msg
+
+        greeting = read()
+        if "QMP" not in greeting:
+            raise RuntimeError("unexpected QMP greeting: %r" % greeting)
+        f.write(b'{"execute": "qmp_capabilities"}\n')
+        reply = read()
+        if "error" in reply:
+            raise RuntimeError("qmp_capabilities: %r" % reply["error"])
+        request = {"execute": command}
+        if arguments:
+            request["arguments"] = arguments
+        f.write(json.dumps(request).encode() + b"\n")
+        try:
+            reply = read()
+        except ConnectionError:
+            if command == "quit":
+                return {}
+            raise
+        if "error" in reply:
+            raise RuntimeError("%s: %s" % (command, reply["error"].get("desc", reply["error"])))
+        return reply.get("return")
+
+
+# --------------------------------------------------------------------------------------------
+# Virtual machines
+
+
+def _set_pdeathsig():
+    """In the child before exec: SIGKILL when the emulator's main thread dies (SIGKILL included),
+    and a process group of its own so a terminal's ^C reaches only the emulator."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except Exception:  # noqa: BLE001 - best effort; atexit and signals still stop QEMU
+        pass
+    os.setpgid(0, 0)
+
+
+class VM:
+    def __init__(self, spec, opts, sock_dir):
+        self.name = spec["name"]
+        self.disks = spec["disks"]
+        self.mac = spec["mac"]
+        self.memory = spec["memory"]
+        self.cpus = spec["cpus"]
+        self.machine = spec["machine"]
+        self.tftp_dir = spec["tftp"]
+        self.bootfile = spec["bootfile"]
+        self.opts = opts
+        self.qmp_path = os.path.join(sock_dir, self.name + ".qmp")
+        self.pid_path = os.path.join(opts.state_dir, self.name + ".pid")
+        self.qemu_log = os.path.join(opts.state_dir, self.name + ".qemu.log")
+        self.serial_log = os.path.join(opts.serial_log_dir, self.name + ".serial.log")
+        self.sercon = os.path.join(opts.state_dir, "sercon-port")
+        self.boot_target = "None"
+        self.boot_enabled = "Disabled"
+        self.proc = None
+        self.cmdline = []
+        self.boot_order = ""
+        # A graceful shutdown in progress: monotonic deadline, and whether to start again after.
+        self.graceful_deadline = None
+        self.restart_after_graceful = False
+        self.uuid = str(uuid.uuid5(uuid.NAMESPACE_URL, "kiln-redfish-qemu-bmc:" + self.name))
+
+    @property
+    def path(self):
+        return SYSTEMS + "/" + self.name
+
+    @property
+    def reset_path(self):
+        return self.path + "/Actions/ComputerSystem.Reset"
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def power_state(self):
+        if not self.running():
+            return "Off"
+        if self.graceful_deadline is not None:
+            return "PoweringOff"
+        return "On"
+
+    # -- boot order -----------------------------------------------------------------------
+
+    def boot_arguments(self):
+        """The -boot value for the current override, and whether it consumes a Once override."""
+        if self.boot_enabled == "Disabled" or self.boot_target == "None":
+            return "order=cn", False
+        first = "n" if self.boot_target == "Pxe" else "c"
+        if self.boot_enabled == "Continuous":
+            return ("order=nc" if first == "n" else "order=cn"), False
+        return "once=%s,order=cn" % first, True
+
+    def command_line(self, boot):
+        cmd = [self.opts.qemu_binary, "-name", "kiln-bmc-" + self.name,
+               "-accel", self.opts.accel, "-machine", self.machine,
+               "-m", str(self.memory), "-smp", str(self.cpus),
+               "-nodefaults", "-display", "none", "-no-user-config",
+               "-chardev", "file,id=serial0,path=%s,append=on" % qemu_escape(self.serial_log),
+               "-serial", "chardev:serial0",
+               "-fw_cfg", "name=etc/sercon-port,file=%s" % qemu_escape(self.sercon),
+               "-qmp", "unix:%s,server=on,wait=off" % qemu_escape(self.qmp_path),
+               "-pidfile", self.pid_path]
+        for i, disk in enumerate(self.disks):
+            fmt = "qcow2" if disk.endswith(".qcow2") else "raw"
+            cmd += ["-drive", "file=%s,format=%s,if=none,id=disk%d" % (qemu_escape(disk), fmt, i),
+                    "-device", "virtio-blk-pci,drive=disk%d,id=vblk%d" % (i, i)]
+        cmd += ["-netdev", "user,id=n0,tftp=%s,bootfile=%s" % (qemu_escape(self.tftp_dir),
+                                                              qemu_escape(self.bootfile)),
+                "-device", "virtio-net-pci,netdev=n0,id=nic0,mac=%s" % self.mac,
+                "-boot", boot]
+        cmd += self.opts.qemu_extra
+        return cmd
+
+    # -- power ----------------------------------------------------------------------------
+
+    def start(self, why):
+        """Starts QEMU with the current boot order; waits for its QMP socket."""
+        if self.running():
+            return
+        self.graceful_deadline = None
+        self.restart_after_graceful = False
+        boot, consumes_once = self.boot_arguments()
+        cmd = self.command_line(boot)
+        for stale in (self.qmp_path, self.pid_path):
+            if os.path.lexists(stale):
+                os.unlink(stale)
+        with open(self.serial_log, "ab") as f:
+            f.write(("\n=== redfish_qemu_bmc: %s %s, -boot %s ===\n" % (why, self.name, boot))
+                    .encode())
+        qlog = open(self.qemu_log, "ab")
+        qlog.write(("=== %s: %s\n" % (time.strftime("%Y-%m-%d %H:%M:%S"), shlex.join(cmd)))
+                   .encode())
+        qlog.flush()
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
+                                         stderr=qlog, preexec_fn=_set_pdeathsig, close_fds=True)
+        except OSError as e:
+            raise RedfishError(500, "InternalError", "Cannot start QEMU for %s: %s" % (self.name, e))
+        finally:
+            qlog.close()
+        self.cmdline = cmd
+        self.boot_order = boot
+        log("%s: started QEMU pid %d (%s, -boot %s)" % (self.name, self.proc.pid, why, boot))
+        deadline = time.monotonic() + QEMU_START_TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                rc = self.proc.returncode
+                self.proc = None
+                raise RedfishError(500, "InternalError",
+                                   "QEMU for %s exited at start with status %s: %s" % (
+                                       self.name, rc, self.log_tail()))
+            if os.path.exists(self.qmp_path):
+                try:
+                    qmp(self.qmp_path, "query-status", timeout=2.0)
+                    break
+                except (OSError, ValueError, RuntimeError):
+                    pass
+            if time.monotonic() > deadline:
+                self.kill()
+                raise RedfishError(500, "InternalError",
+                                   "QEMU for %s did not open its QMP socket within %d s" % (
+                                       self.name, QEMU_START_TIMEOUT))
+            time.sleep(0.05)
+        if consumes_once:
+            self.boot_enabled = "Disabled"
+
+    def log_tail(self):
+        try:
+            with open(self.qemu_log, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 600))
+                return f.read().decode(errors="replace").strip().splitlines()[-1]
+        except (OSError, IndexError):
+            return "(no output)"
+
+    def kill(self):
+        """Stops QEMU now: QMP quit, then SIGKILL if it lingers. Idempotent."""
+        self.graceful_deadline = None
+        self.restart_after_graceful = False
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                qmp(self.qmp_path, "quit", timeout=2.0)
+            except (OSError, ValueError, RuntimeError):
+                pass
+            try:
+                proc.wait(QEMU_QUIT_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            log("%s: QEMU pid %d stopped" % (self.name, proc.pid))
+        self.proc = None
+        for stale in (self.qmp_path, self.pid_path):
+            if os.path.lexists(stale):
+                os.unlink(stale)
+
+    def graceful_shutdown(self, restart):
+        """ACPI power button; tick() finishes it (or kills QEMU at the deadline)."""
+        if not self.running():
+            if restart:
+                self.start("GracefulRestart")
+            return
+        try:
+            qmp(self.qmp_path, "system_powerdown")
+        except (OSError, ValueError, RuntimeError) as e:
+            log("%s: system_powerdown failed (%s); stopping QEMU" % (self.name, e))
+            self.kill()
+            if restart:
+                self.start("GracefulRestart")
+            return
+        if self.graceful_deadline is None:
+            self.graceful_deadline = time.monotonic() + self.opts.graceful_timeout
+        self.restart_after_graceful = self.restart_after_graceful or restart
+
+    def tick(self):
+        """Called often from the main loop: reaps an exited QEMU, finishes graceful shutdowns."""
+        if self.proc is not None and self.proc.poll() is not None:
+            log("%s: QEMU pid %d exited with status %s" % (self.name, self.proc.pid,
+                                                          self.proc.returncode))
+            restart = self.graceful_deadline is not None and self.restart_after_graceful
+            self.kill()
+            if restart:
+                self._restart_quietly()
+            return
+        if self.graceful_deadline is not None and time.monotonic() >= self.graceful_deadline:
+            log("%s: the guest did not shut down within %.0f s; stopping QEMU" % (
+                self.name, self.opts.graceful_timeout))
+            restart = self.restart_after_graceful
+            self.kill()
+            if restart:
+                self._restart_quietly()
+
+    def _restart_quietly(self):
+        try:
+            self.start("GracefulRestart")
+        except RedfishError as e:
+            log("%s: %s" % (self.name, e.message))
+
+    def reset(self, reset_type):
+        if reset_type in ("On", "ForceOn"):
+            if self.graceful_deadline is not None:
+                self.kill()
+            self.start(reset_type)
+        elif reset_type == "ForceOff":
+            self.kill()
+        elif reset_type == "GracefulShutdown":
+            self.graceful_shutdown(restart=False)
+        elif reset_type in ("ForceRestart", "PowerCycle"):
+            self.kill()
+            self.start(reset_type)
+        elif reset_type == "GracefulRestart":
+            self.graceful_shutdown(restart=True)
+        elif reset_type == "PushPowerButton":
+            if self.running():
+                self.graceful_shutdown(restart=False)
+            else:
+                self.start(reset_type)
+        elif reset_type == "Nmi":
+            if not self.running():
+                raise RedfishError(409, "ResourceInUse",
+                                   "System %s is powered off: no NMI can be sent." % self.name)
+            try:
+                qmp(self.qmp_path, "inject-nmi")
+            except (OSError, ValueError, RuntimeError) as e:
+                raise RedfishError(500, "InternalError", "NMI failed: %s" % e)
+
+    def render(self):
+        state = self.power_state()
+        oem = {"SerialLog": self.serial_log, "QmpSocket": self.qmp_path,
+               "QemuLog": self.qemu_log, "Pid": None, "BootOrder": None, "CommandLine": None}
+        if self.running():
+            oem.update(Pid=self.proc.pid, BootOrder=self.boot_order, CommandLine=self.cmdline)
+        return {
+            "@odata.id": self.path,
+            "@odata.type": "#ComputerSystem.v1_10_0.ComputerSystem",
+            "Id": self.name,
+            "Name": "QEMU virtual machine " + self.name,
+            "SystemType": "Virtual",
+            "Manufacturer": "QEMU",
+            "Model": "Standard PC (%s)" % self.machine,
+            "UUID": self.uuid,
+            "PowerState": state,
+            "Status": {"State": "Enabled", "Health": "OK"},
+            "MemorySummary": {"TotalSystemMemoryGiB": round(self.memory / 1024, 3)},
+            "ProcessorSummary": {"Count": self.cpus},
+            "Boot": {
+                "BootSourceOverrideTarget": self.boot_target,
+                "BootSourceOverrideEnabled": self.boot_enabled,
+                "BootSourceOverrideMode": "Legacy",
+                "BootSourceOverrideTarget@Redfish.AllowableValues": BOOT_TARGETS,
+            },
+            "EthernetInterfaces": {"@odata.id": self.path + "/EthernetInterfaces"},
+            "Actions": {"#ComputerSystem.Reset": {
+                "target": self.reset_path,
+                "ResetType@Redfish.AllowableValues": RESET_TYPES,
+            }},
+            "Oem": {"KilnQemuBmc": oem},
+        }
+
+    def etag(self):
+        doc = {"t": self.boot_target, "e": self.boot_enabled, "p": self.power_state()}
+        return 'W/"%s"' % hashlib.sha1(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------------
+# The Redfish service (every call runs on the main thread, one at a time)
+
+
+class Reply:
+    def __init__(self, status, body=None, headers=None):
+        self.status = status
+        self.body = body
+        self.headers = headers or []
+
+
+class Service:
+    def __init__(self, vms, user, password):
+        self.vms = {vm.name: vm for vm in vms}
+        self.user = user
+        self.password = password
+        self.sessions = {}  # token -> session path
+        self.next_session = 1
+
+    def check_auth(self, req):
+        if self.user is None:
+            return
+        token = req.headers.get("x-auth-token")
+        if token is not None:
+            if token in self.sessions:
+                return
+            raise RedfishError(401, "NoValidSession",
+                               "There is no valid session established with the implementation.")
+        auth = req.headers.get("authorization")
+        if auth is not None:
+            if auth.startswith("Basic "):
+                try:
+                    decoded = base64.b64decode(auth[6:].strip(), validate=True).decode()
+                except (ValueError, UnicodeDecodeError):
+                    decoded = None
+                if decoded is not None and secrets.compare_digest(
+                        decoded, "%s:%s" % (self.user, self.password)):
+                    return
+            raise RedfishError(401, "ResourceAtUriUnauthorized",
+                               "While accessing the resource at %s, the service received an "
+                               "authorization error: invalid username or password." % req.path)
+        raise RedfishError(401, "NoValidSession",
+                           "There is no valid session established with the implementation.")
+
+    @staticmethod
+    def json_body(req):
+        try:
+            body = json.loads(req.body or b"")
+        except (ValueError, UnicodeDecodeError):
+            body = None
+        if not isinstance(body, dict):
+            raise RedfishError(400, "MalformedJSON",
+                               "The request body submitted was malformed JSON and could not be "
+                               "parsed by the receiving service.")
+        return body
+
+    @staticmethod
+    def only(req, *methods):
+        if req.method not in methods:
+            raise RedfishError(405, "ActionNotSupported",
+                               "The method %s is not allowed on %s." % (req.method, req.path))
+
+    def handle(self, req):
+        try:
+            return self.route(req)
+        except RedfishError as e:
+            headers = []
+            if e.status == 401:
+                headers.append(("WWW-Authenticate", 'Basic realm="redfish_qemu_bmc"'))
+            return Reply(e.status, error_body(e.status, e.message_id, e.message), headers)
+
+    def route(self, req):
+        path = req.path.rstrip("/") or "/"
+        if path in (ROOT, "/redfish"):
+            self.only(req, "GET")
+            if path == "/redfish":
+                return Reply(200, {"v1": ROOT + "/"})
+            return Reply(200, {
+                "@odata.id": ROOT,
+                "@odata.type": "#ServiceRoot.v1_5_0.ServiceRoot",
+                "Id": "RootService",
+                "Name": "Kiln QEMU BMC",
+                "RedfishVersion": "1.6.0",
+                "UUID": str(uuid.uuid5(uuid.NAMESPACE_URL, "kiln-redfish-qemu-bmc")),
+                "Systems": {"@odata.id": SYSTEMS},
+                "SessionService": {"@odata.id": SESSION_SERVICE},
+                "Links": {"Sessions": {"@odata.id": SESSIONS}},
+            })
+        if path == SESSIONS and req.method == "POST":
+            return self.create_session(req)
+        self.check_auth(req)
+        if path == SYSTEMS:
+            self.only(req, "GET")
+            members = [{"@odata.id": vm.path} for vm in self.vms.values()]
+            return Reply(200, {
+                "@odata.id": SYSTEMS,
+                "@odata.type": "#ComputerSystemCollection.ComputerSystemCollection",
+                "Name": "Computer System Collection",
+                "Members@odata.count": len(members),
+                "Members": members,
+            })
+        if path == SESSION_SERVICE:
+            self.only(req, "GET")
+            return Reply(200, {"@odata.id": SESSION_SERVICE,
+                               "@odata.type": "#SessionService.v1_1_8.SessionService",
+                               "Id": "SessionService", "Name": "Session Service",
+                               "ServiceEnabled": True, "SessionTimeout": 3600,
+                               "Sessions": {"@odata.id": SESSIONS}})
+        if path == SESSIONS:
+            self.only(req, "GET", "POST")
+            members = [{"@odata.id": p} for p in sorted(self.sessions.values())]
+            return Reply(200, {"@odata.id": SESSIONS,
+                               "@odata.type": "#SessionCollection.SessionCollection",
+                               "Name": "Session Collection",
+                               "Members@odata.count": len(members), "Members": members})
+        if path.startswith(SESSIONS + "/"):
+            for token, session_path in list(self.sessions.items()):
+                if session_path == path:
+                    self.only(req, "GET", "DELETE")
+                    if req.method == "DELETE":
+                        del self.sessions[token]
+                        return Reply(204)
+                    return Reply(200, {"@odata.id": path,
+                                       "@odata.type": "#Session.v1_1_0.Session",
+                                       "Id": path.rsplit("/", 1)[1], "UserName": self.user})
+        if path.startswith(SYSTEMS + "/"):
+            rest = path[len(SYSTEMS) + 1:].split("/")
+            vm = self.vms.get(rest[0])
+            if vm is not None:
+                if len(rest) == 1:
+                    self.only(req, "GET", "PATCH")
+                    if req.method == "PATCH":
+                        return self.patch_system(vm, req)
+                    return Reply(200, vm.render(), [("ETag", vm.etag())])
+                if rest[1:] == ["Actions", "ComputerSystem.Reset"]:
+                    self.only(req, "POST")
+                    return self.reset(vm, req)
+                if rest[1:] == ["EthernetInterfaces"]:
+                    self.only(req, "GET")
+                    return Reply(200, {
+                        "@odata.id": vm.path + "/EthernetInterfaces",
+                        "@odata.type":
+                            "#EthernetInterfaceCollection.EthernetInterfaceCollection",
+                        "Name": "Ethernet Interface Collection",
+                        "Members@odata.count": 1,
+                        "Members": [{"@odata.id": vm.path + "/EthernetInterfaces/nic0"}]})
+                if rest[1:] == ["EthernetInterfaces", "nic0"]:
+                    self.only(req, "GET")
+                    return Reply(200, {
+                        "@odata.id": vm.path + "/EthernetInterfaces/nic0",
+                        "@odata.type": "#EthernetInterface.v1_4_0.EthernetInterface",
+                        "Id": "nic0", "Name": "virtio-net", "MACAddress": vm.mac,
+                        "PermanentMACAddress": vm.mac,
+                        "Status": {"State": "Enabled", "Health": "OK"}})
+        raise RedfishError(404, "ResourceMissingAtURI",
+                           "The resource at the URI %s was not found." % path)
+
+    def create_session(self, req):
+        body = self.json_body(req)
+        user, password = body.get("UserName"), body.get("Password")
+        if not isinstance(user, str) or not isinstance(password, str):
+            raise RedfishError(400, "PropertyMissing",
+                               "The property UserName or Password is a required property and "
+                               "must be included in the request.")
+        if self.user is not None and not (secrets.compare_digest(user, self.user) and
+                                          secrets.compare_digest(password, self.password)):
+            raise RedfishError(401, "ResourceAtUriUnauthorized",
+                               "While accessing the resource at %s, the service received an "
+                               "authorization error: invalid username or password." % SESSIONS)
+        n = self.next_session
+        self.next_session += 1
+        token = secrets.token_hex(16)
+        location = "%s/%d" % (SESSIONS, n)
+        self.sessions[token] = location
+        return Reply(201, {"@odata.id": location, "@odata.type": "#Session.v1_1_0.Session",
+                           "Id": str(n), "Name": "User Session", "UserName": user},
+                     [("X-Auth-Token", token), ("Location", location)])
+
+    def patch_system(self, vm, req):
+        if_match = req.headers.get("if-match")
+        if if_match is not None and if_match.strip() != "*" and \
+                vm.etag() not in [t.strip() for t in if_match.split(",")]:
+            raise RedfishError(412, "PreconditionFailed",
+                               "The ETag supplied did not match the ETag required to change "
+                               "this resource.")
+        body = self.json_body(req)
+        for key in body:
+            if key != "Boot":
+                raise RedfishError(400, "PropertyNotWritable",
+                                   "The property %s is a read only property and cannot be "
+                                   "assigned a value." % key)
+        boot = body.get("Boot")
+        if not isinstance(boot, dict):
+            raise RedfishError(400, "PropertyValueTypeError",
+                               "The property Boot must be an object.")
+        target, enabled = vm.boot_target, vm.boot_enabled
+        for key, value in boot.items():
+            if not isinstance(value, str):
+                raise RedfishError(400, "PropertyValueTypeError",
+                                   "The value for the property %s is of a different type than "
+                                   "the property can accept." % key)
+            if key == "BootSourceOverrideTarget":
+                if value not in BOOT_TARGETS:
+                    raise RedfishError(400, "PropertyValueNotInList",
+                                       "The value %s for the property BootSourceOverrideTarget "
+                                       "is not in the list of acceptable values." % value)
+                target = value
+            elif key == "BootSourceOverrideEnabled":
+                if value not in BOOT_ENABLED:
+                    raise RedfishError(400, "PropertyValueNotInList",
+                                       "The value %s for the property BootSourceOverrideEnabled "
+                                       "is not in the list of acceptable values." % value)
+                enabled = value
+            elif key == "BootSourceOverrideMode":
+                if value != "Legacy":
+                    raise RedfishError(400, "PropertyValueNotInList",
+                                       "The value %s for the property BootSourceOverrideMode is "
+                                       "not in the list of acceptable values (the virtual "
+                                       "machines boot SeaBIOS: Legacy only)." % value)
+            else:
+                raise RedfishError(400, "PropertyUnknown",
+                                   "The property %s is not in the list of valid properties for "
+                                   "the resource." % key)
+        vm.boot_target, vm.boot_enabled = target, enabled
+        log("%s: boot override %s %s" % (vm.name, target, enabled))
+        return Reply(204)
+
+    def reset(self, vm, req):
+        body = self.json_body(req)
+        reset_type = body.get("ResetType")
+        if not isinstance(reset_type, str):
+            raise RedfishError(400, "ActionParameterMissing",
+                               "The action ComputerSystem.Reset requires the parameter ResetType "
+                               "to be present in the request body.")
+        if reset_type not in RESET_TYPES:
+            raise RedfishError(400, "ActionParameterValueNotInList",
+                               "The value %s for the parameter ResetType in the action "
+                               "ComputerSystem.Reset is not in the list of acceptable values."
+                               % reset_type)
+        log("%s: reset %s" % (vm.name, reset_type))
+        vm.reset(reset_type)
+        return Reply(204)
+
+
+# --------------------------------------------------------------------------------------------
+# HTTP front end: request threads parse, the main thread serves
+
+
+class Request:
+    def __init__(self, method, path, headers, body):
+        self.method = method
+        self.path = path
+        self.headers = headers  # lowercase names
+        self.body = body
+
+
+class MainThreadExecutor:
+    """Runs calls on the thread that calls run_forever() (the main thread), one at a time, so
+    every QEMU process is the child of one long-lived thread (PR_SET_PDEATHSIG follows the
+    thread that forked) and the service needs no locks."""
+
+    def __init__(self):
+        self.queue = queue.Queue()
+        self.stopping = threading.Event()
+
+    def call(self, fn, *args, timeout=120.0):
+        done = threading.Event()
+        box = {}
+
+        def job():
+            try:
+                box["result"] = fn(*args)
+            except BaseException as e:  # noqa: BLE001 - handed back to the caller
+                box["error"] = e
+            finally:
+                done.set()
+
+        self.queue.put(job)
+        if not done.wait(timeout):
+            raise RedfishError(503, "ServiceTemporarilyUnavailable", "The BMC is busy.")
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+    def run_forever(self, tick):
+        while not self.stopping.is_set():
+            try:
+                job = self.queue.get(timeout=0.1)
+            except queue.Empty:
+                job = None
+            if job is not None:
+                job()
+            tick()
+
+
+def make_handler(service, executor):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "KilnQemuBmc/1.0"
+
+        def log_message(self, fmt, *args):  # one line per request on stderr
+            log("%s %s" % (self.address_string(), fmt % args))
+
+        def _serve(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length > 0 else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            req = Request(self.command, self.path.split("?", 1)[0], headers, body)
+            try:
+                reply = executor.call(service.handle, req)
+            except RedfishError as e:
+                reply = Reply(e.status, error_body(e.status, e.message_id, e.message))
+            except Exception as e:  # noqa: BLE001 - any bug becomes a Redfish 500
+                reply = Reply(500, error_body(500, "InternalError", "%s: %s" % (
+                    type(e).__name__, e)))
+            data = b"" if reply.body is None else json.dumps(reply.body).encode()
+            self.send_response(reply.status)
+            for name, value in reply.headers:
+                self.send_header(name, value)
+            self.send_header("OData-Version", "4.0")
+            if data:
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if data and self.command != "HEAD":
+                self.wfile.write(data)
+
+        do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = do_HEAD = _serve
+
+    return Handler
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+
+
+def parse_vm(text, opts):
+    spec = {"memory": 1024, "cpus": 1, "machine": "q35", "disks": [],
+            "tftp": opts.tftp_dir, "bootfile": opts.bootfile, "mac": None, "name": None}
+    for item in text.split(","):
+        if "=" not in item:
+            raise ValueError("--vm %s: %r is not key=value" % (text, item))
+        key, value = item.split("=", 1)
+        if key == "name":
+            if not NAME_RE.match(value):
+                raise ValueError("--vm %s: invalid name %r" % (text, value))
+            spec["name"] = value
+        elif key == "disks":
+            spec["disks"] = [os.path.abspath(d) for d in value.split(":") if d]
+        elif key == "mac":
+            if not MAC_RE.match(value):
+                raise ValueError("--vm %s: invalid MAC %r" % (text, value))
+            spec["mac"] = value.lower()
+        elif key in ("memory", "cpus"):
+            spec[key] = int(value)
+        elif key in ("machine", "bootfile"):
+            spec[key] = value
+        elif key == "tftp":
+            spec[key] = os.path.abspath(value)
+        else:
+            raise ValueError("--vm %s: unknown key %r (name, disks, mac, memory, cpus, machine, "
+                             "tftp, bootfile)" % (text, key))
+    if not spec["name"]:
+        raise ValueError("--vm %s: name= is required" % text)
+    if not spec["mac"]:
+        # A stable locally administered address from the name.
+        h = hashlib.sha1(spec["name"].encode()).digest()
+        spec["mac"] = "52:54:00:%02x:%02x:%02x" % (h[0], h[1], h[2])
+    for disk in spec["disks"]:
+        if not (disk.endswith(".qcow2") or disk.endswith(".raw") or disk.endswith(".img")):
+            raise ValueError("--vm %s: disk %s: the format comes from the suffix, which must be "
+                             ".qcow2, .raw or .img" % (text, disk))
+        if not os.path.isfile(disk):
+            raise ValueError("--vm %s: disk %s is not a file" % (text, disk))
+    if not spec["tftp"] or not os.path.isdir(spec["tftp"]):
+        raise ValueError("--vm %s: the TFTP directory %r does not exist (--tftp-dir or tftp=)"
+                         % (text, spec["tftp"]))
+    if not spec["bootfile"]:
+        raise ValueError("--vm %s: no boot file (--bootfile or bootfile=)" % text)
+    return spec
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free)")
+    ap.add_argument("--port-file", help="write the bound port here (atomically)")
+    ap.add_argument("--state-dir", required=True, help="QMP sockets, pid files, QEMU logs")
+    ap.add_argument("--vm", action="append", default=[], required=True,
+                    help="name=N,disks=A.qcow2:B.raw,mac=52:54:00:xx:xx:xx,memory=MiB"
+                         "[,cpus=1][,machine=q35][,tftp=DIR][,bootfile=F]")
+    ap.add_argument("--tftp-dir", help="QEMU user-mode TFTP root")
+    ap.add_argument("--bootfile", help="DHCP boot file name, relative to the TFTP root")
+    ap.add_argument("--user", help="require these credentials (basic or session)")
+    ap.add_argument("--password", default="")
+    ap.add_argument("--qemu-extra", default="", help="extra QEMU arguments (shell words)")
+    ap.add_argument("--qemu-binary", default="qemu-system-x86_64")
+    ap.add_argument("--accel", default="tcg")
+    ap.add_argument("--serial-log-dir", help="default: the state directory")
+    ap.add_argument("--graceful-timeout", type=float, default=15.0,
+                    help="seconds a GracefulShutdown/GracefulRestart waits for the guest")
+    opts = ap.parse_args(argv)
+    opts.state_dir = os.path.abspath(opts.state_dir)
+    opts.tftp_dir = os.path.abspath(opts.tftp_dir) if opts.tftp_dir else None
+    opts.serial_log_dir = os.path.abspath(opts.serial_log_dir or opts.state_dir)
+    opts.qemu_extra = shlex.split(opts.qemu_extra)
+    if shutil.which(opts.qemu_binary) is None:
+        ap.error("%s not found (Debian package qemu-system-x86)" % opts.qemu_binary)
+    os.makedirs(opts.state_dir, exist_ok=True)
+    os.makedirs(opts.serial_log_dir, exist_ok=True)
+    try:
+        opts.vms = [parse_vm(v, opts) for v in opts.vm]
+    except ValueError as e:
+        ap.error(str(e))
+    names = [v["name"] for v in opts.vms]
+    if len(set(names)) != len(names):
+        ap.error("VM names must be unique")
+    return opts
+
+
+def kill_stale(vm):
+    """A QEMU left by an earlier emulator that died hard, found by its pid file and checked by
+    its command line (which names this VM's QMP socket), is killed."""
+    try:
+        with open(vm.pid_path) as f:
+            pid = int(f.read().strip())
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmdline = f.read()
+    except (OSError, ValueError):
+        return
+    if vm.qmp_path.encode() in cmdline:
+        log("%s: killing stale QEMU pid %d" % (vm.name, pid))
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def main(argv=None):
+    opts = parse_args(sys.argv[1:] if argv is None else argv)
+    sock_dir = opts.state_dir
+    if len(os.path.join(sock_dir, "x" * 40 + ".qmp")) > 100:  # sun_path holds 108 bytes
+        sock_dir = tempfile.mkdtemp(prefix="kiln-bmc-")
+    with open(os.path.join(opts.state_dir, "sercon-port"), "wb") as f:
+        f.write(b"\xf8\x03")  # SeaBIOS/iPXE console on the serial port (I/O port 0x3f8)
+    vms = [VM(spec, opts, sock_dir) for spec in opts.vms]
+    for vm in vms:
+        kill_stale(vm)
+
+    def stop_all():
+        for vm in vms:
+            try:
+                vm.kill()
+            except Exception as e:  # noqa: BLE001 - keep stopping the others
+                log("%s: %s" % (vm.name, e))
+                if vm.proc is not None and vm.proc.poll() is None:
+                    vm.proc.kill()
+        if sock_dir != opts.state_dir:
+            shutil.rmtree(sock_dir, ignore_errors=True)
+
+    atexit.register(stop_all)
+    executor = MainThreadExecutor()
+    service = Service(vms, opts.user, opts.password)
+
+    def on_signal(signum, _frame):
+        log("signal %d: stopping" % signum)
+        executor.stopping.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", opts.port),
+                                             make_handler(service, executor))
+    server.daemon_threads = True
+    port = server.server_address[1]
+    if opts.port_file:
+        tmp = opts.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.replace(tmp, opts.port_file)
+    log("listening on http://127.0.0.1:%d with %d system(s): %s" % (
+        port, len(vms), ", ".join(vm.name for vm in vms)))
+    threading.Thread(target=server.serve_forever, name="http", daemon=True).start()
+
+    def tick():
+        for vm in vms:
+            vm.tick()
+
+    try:
+        executor.run_forever(tick)
+    finally:
+        server.shutdown()
+        stop_all()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,551 @@
+#!/usr/bin/python3
+"""End-to-end test of redfish_qemu_bmc.py: real QEMU (TCG) virtual machines behind the
+emulated Redfish BMC, driven over HTTP the way kiln-server's redfish driver drives a BMC, and
+(with --kiln-server) by kiln-server itself.
+
+    test_redfish_qemu_bmc.py [--kiln-server build/server/kiln-server] [--keep]
+
+Exit status 0 when every check passed, 1 otherwise, 77 (skipped) when qemu-system-x86_64 or
+qemu-img is not installed. The last line reads "N passed, N failed".
+"""
+import argparse
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+import redfish_qemu_bmc  # noqa: E402
+
+EMULATOR = os.path.join(HERE, "redfish_qemu_bmc.py")
+PYTHON = "/usr/bin/python3"
+USER, PASSWORD = "admin", "s3cret"
+MAC = "52:54:00:4b:69:01"
+MARKER = "KILN-BMC-E2E-PXE-MARKER"
+SYSTEM = "/redfish/v1/Systems/vm1"
+RESET = SYSTEM + "/Actions/ComputerSystem.Reset"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+results = {"passed": 0, "failed": 0}
+
+
+def step(name, fn):
+    """Runs one check; a failure is reported and counted, later steps still run."""
+    start = time.monotonic()
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - reported
+        results["failed"] += 1
+        print("FAIL %s (%.1f s)" % (name, time.monotonic() - start), flush=True)
+        traceback.print_exc()
+        return False
+    results["passed"] += 1
+    print("ok   %s (%.1f s)" % (name, time.monotonic() - start), flush=True)
+    return True
+
+
+def wait_until(what, predicate, timeout, interval=0.1):
+    """Polls predicate() until it returns a true value (returned) or the deadline passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+def pid_alive(pid):
+    """True while `pid` exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def cmdline(pid):
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        return [a.decode() for a in f.read().split(b"\0") if a]
+
+
+def qemu_pids_for(state_dir):
+    """Every live QEMU whose command line names a file under state_dir."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            args = cmdline(int(entry))
+        except OSError:
+            continue
+        if args and "qemu-system" in os.path.basename(args[0]) and \
+                any(state_dir in a for a in args) and pid_alive(int(entry)):
+            out.append(int(entry))
+    return out
+
+
+class Bmc:
+    """One emulator process and a small Redfish client (urllib, basic auth by default)."""
+
+    def __init__(self, workdir, state_dir, extra=()):
+        self.workdir = workdir
+        self.state_dir = state_dir
+        portfile = os.path.join(workdir, "bmc.port")
+        if os.path.exists(portfile):
+            os.unlink(portfile)
+        self.log = open(os.path.join(workdir, "bmc.log"), "ab")
+        disks = ":".join(os.path.join(workdir, "disk%d.qcow2" % i) for i in range(3))
+        self.proc = subprocess.Popen(
+            [PYTHON, EMULATOR, "--port", "0", "--port-file", portfile, "--state-dir", state_dir,
+             "--vm", "name=vm1,disks=%s,mac=%s,memory=256" % (disks, MAC),
+             "--tftp-dir", os.path.join(workdir, "tftp"), "--bootfile", "boot.ipxe",
+             "--user", USER, "--password", PASSWORD, "--graceful-timeout", "2",
+             "--serial-log-dir", os.path.join(workdir, "serial")] + list(extra),
+            stdout=self.log, stderr=self.log)
+        wait_until("the emulator's port file",
+                   lambda: self._check_alive() and os.path.exists(portfile), 20)
+        with open(portfile) as f:
+            self.port = int(f.read())
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def _check_alive(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("the emulator exited with %s" % self.proc.returncode)
+        return True
+
+    def request(self, method, path, body=None, auth=(USER, PASSWORD), headers=None):
+        data = None if body is None else json.dumps(body).encode()
+        h = {"Accept": "application/json", "OData-Version": "4.0"}
+        if body is not None:
+            h["Content-Type"] = "application/json"
+        if auth:
+            h["Authorization"] = "Basic " + base64.b64encode(("%s:%s" % auth).encode()).decode()
+        h.update(headers or {})
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=h)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                raw = resp.read()
+                return resp.status, (json.loads(raw) if raw else None), dict(resp.headers)
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            return e.code, (json.loads(raw) if raw else None), dict(e.headers)
+
+    def system(self):
+        status, body, _ = self.request("GET", SYSTEM)
+        assert status == 200, (status, body)
+        return body
+
+    def reset(self, reset_type):
+        status, body, _ = self.request("POST", RESET, {"ResetType": reset_type})
+        assert status == 204, (reset_type, status, body)
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def redfish_message_id(body):
+    return body["error"]["@Message.ExtendedInfo"][0]["MessageId"]
+
+
+def serial_text(path):
+    try:
+        with open(path, "rb") as f:
+            return ANSI.sub("", f.read().decode(errors="replace").replace("\r", ""))
+    except OSError:
+        return ""
+
+
+def serial_segment(path, why):
+    """The serial output since the last '=== redfish_qemu_bmc: <why> vm1' line."""
+    text = serial_text(path)
+    mark = "=== redfish_qemu_bmc: %s vm1," % why
+    at = text.rfind(mark)
+    return "" if at < 0 else text[at:]
+
+
+def first_boot_device(segment):
+    """'ROM' (the NIC's iPXE) or 'Hard Disk': what SeaBIOS tried first in this boot."""
+    m = re.search(r"Booting from (ROM|Hard Disk)", segment)
+    return m.group(1) if m else None
+
+
+def boot_arg(args):
+    return args[args.index("-boot") + 1]
+
+
+def run_emulator_checks(workdir, state_dir):
+    serial_log = os.path.join(workdir, "serial", "vm1.serial.log")
+    bmc = Bmc(workdir, state_dir)
+    ctx = {}
+    try:
+        def discovery():
+            status, root, _ = bmc.request("GET", "/redfish/v1/", auth=None)
+            assert status == 200 and root["Systems"]["@odata.id"] == "/redfish/v1/Systems", root
+            status, systems, _ = bmc.request("GET", root["Systems"]["@odata.id"])
+            assert status == 200, systems
+            assert [m["@odata.id"] for m in systems["Members"]] == [SYSTEM], systems
+
+        def credentials():
+            status, body, headers = bmc.request("GET", SYSTEM, auth=(USER, "wrong"))
+            assert status == 401, status
+            assert redfish_message_id(body) == "Base.1.8.ResourceAtUriUnauthorized", body
+            status, body, _ = bmc.request("GET", SYSTEM, auth=None)
+            assert status == 401 and redfish_message_id(body) == "Base.1.8.NoValidSession", body
+            status, body, _ = bmc.request("POST", "/redfish/v1/SessionService/Sessions",
+                                          {"UserName": USER, "Password": "wrong"}, auth=None)
+            assert status == 401, (status, body)
+
+        def sessions():
+            status, body, headers = bmc.request("POST", "/redfish/v1/SessionService/Sessions",
+                                                {"UserName": USER, "Password": PASSWORD},
+                                                auth=None)
+            assert status == 201, (status, body)
+            token, location = headers["X-Auth-Token"], headers["Location"]
+            status, _, _ = bmc.request("GET", SYSTEM, auth=None, headers={"X-Auth-Token": token})
+            assert status == 200, status
+            status, _, _ = bmc.request("DELETE", location, auth=None,
+                                       headers={"X-Auth-Token": token})
+            assert status == 204, status
+            status, _, _ = bmc.request("GET", SYSTEM, auth=None, headers={"X-Auth-Token": token})
+            assert status == 401, status
+
+        def initially_off():
+            s = bmc.system()
+            assert s["Id"] == "vm1" and s["PowerState"] == "Off", s
+            assert s["Boot"]["BootSourceOverrideEnabled"] == "Disabled", s["Boot"]
+            assert {"Pxe", "Hdd"} <= set(s["Boot"]["BootSourceOverrideTarget@Redfish.AllowableValues"])
+            reset = s["Actions"]["#ComputerSystem.Reset"]
+            assert reset["target"] == RESET, reset
+            assert {"On", "ForceOff", "GracefulShutdown", "ForceRestart", "GracefulRestart"} <= \
+                set(reset["ResetType@Redfish.AllowableValues"]), reset
+            assert qemu_pids_for(state_dir) == []
+
+        def patch_pxe_once():
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "Pxe", "BootSourceOverrideEnabled": "Once"}})
+            assert status == 204, (status, body)
+            boot = bmc.system()["Boot"]
+            assert (boot["BootSourceOverrideTarget"], boot["BootSourceOverrideEnabled"]) == \
+                ("Pxe", "Once"), boot
+
+        def power_on_pxe_once():
+            bmc.reset("On")
+            s = bmc.system()
+            assert s["PowerState"] == "On", s["PowerState"]
+            oem = s["Oem"]["KilnQemuBmc"]
+            pid = ctx["pid"] = oem["Pid"]
+            assert pid_alive(pid) and qemu_pids_for(state_dir) == [pid]
+            args = cmdline(pid)
+            assert boot_arg(args) == "once=n,order=cn", args
+            joined = " ".join(args)
+            assert "-accel tcg" in joined and "-nodefaults" in joined, joined
+            assert "virtio-net-pci,netdev=n0,id=nic0,mac=%s" % MAC in joined, joined
+            assert joined.count("format=qcow2") == 3 and joined.count("virtio-blk-pci") == 3
+            assert "tftp=%s" % os.path.join(workdir, "tftp") in joined, joined
+            assert "bootfile=boot.ipxe" in joined and "etc/sercon-port" in joined, joined
+            status = redfish_qemu_bmc.qmp(oem["QmpSocket"], "query-status")
+            assert status["running"] is True, status
+            # The one-time override is used up by this power-on.
+            assert s["Boot"]["BootSourceOverrideEnabled"] == "Disabled", s["Boot"]
+
+        def pxe_boot_reaches_tftp_script():
+            seg = wait_until("the iPXE script's marker on the serial console",
+                             lambda: (lambda t: t if MARKER in t else None)(
+                                 serial_segment(serial_log, "On")), 120, 0.5)
+            assert first_boot_device(seg) == "ROM", seg[:2000]
+            assert "Filename: boot.ipxe" in seg, seg[:2000]
+
+        def guest_reset_boots_disk_first():
+            # A guest reboot (system_reset here) keeps the process; QEMU's once= puts the normal
+            # order (disk first) back, as a real one-time override would.
+            pid = ctx["pid"]
+            before = len(serial_text(serial_log))
+            redfish_qemu_bmc.qmp(bmc.system()["Oem"]["KilnQemuBmc"]["QmpSocket"], "system_reset")
+            def after_reset():
+                text = serial_text(serial_log)[before:]
+                if "SeaBIOS (version" not in text:
+                    return None  # the firmware has not restarted yet
+                text = text.split("SeaBIOS (version", 1)[1]
+                return text if first_boot_device(text) else None
+
+            seg = wait_until("a boot attempt after the guest reset", after_reset, 60, 0.3)
+            assert first_boot_device(seg) == "Hard Disk", seg[:2000]
+            assert bmc.system()["Oem"]["KilnQemuBmc"]["Pid"] == pid and pid_alive(pid)
+
+        def force_restart_disk_first():
+            old = ctx["pid"]
+            bmc.reset("ForceRestart")
+            s = bmc.system()
+            assert s["PowerState"] == "On", s["PowerState"]
+            pid = ctx["pid"] = s["Oem"]["KilnQemuBmc"]["Pid"]
+            assert pid != old and not pid_alive(old), (old, pid)
+            assert qemu_pids_for(state_dir) == [pid]
+            assert boot_arg(cmdline(pid)) == "order=cn", cmdline(pid)
+            seg = wait_until("a boot attempt after ForceRestart",
+                             lambda: (lambda t: t if first_boot_device(t) else None)(
+                                 serial_segment(serial_log, "ForceRestart")), 60, 0.3)
+            assert first_boot_device(seg) == "Hard Disk", seg[:2000]
+
+        def continuous_persists_graceful_restart():
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "Pxe", "BootSourceOverrideEnabled": "Continuous"}})
+            assert status == 204, (status, body)
+            old = ctx["pid"]
+            bmc.reset("GracefulRestart")
+            # No guest OS answers the ACPI button: PoweringOff until --graceful-timeout (2 s),
+            # then a new process.
+            assert bmc.system()["PowerState"] == "PoweringOff"
+            s = wait_until("a new QEMU after GracefulRestart",
+                           lambda: (lambda s: s if s["PowerState"] == "On" and
+                                    s["Oem"]["KilnQemuBmc"]["Pid"] != old else None)(bmc.system()),
+                           30)
+            pid = ctx["pid"] = s["Oem"]["KilnQemuBmc"]["Pid"]
+            assert not pid_alive(old) and boot_arg(cmdline(pid)) == "order=nc", cmdline(pid)
+            assert s["Boot"]["BootSourceOverrideEnabled"] == "Continuous", s["Boot"]
+            assert qemu_pids_for(state_dir) == [pid]
+
+        def guest_poweroff_shows_off():
+            # A guest power-off makes QEMU exit; QMP quit has the same effect on the process.
+            pid = ctx["pid"]
+            redfish_qemu_bmc.qmp(bmc.system()["Oem"]["KilnQemuBmc"]["QmpSocket"], "quit")
+            wait_until("PowerState Off", lambda: bmc.system()["PowerState"] == "Off", 20)
+            wait_until("QEMU gone", lambda: not pid_alive(pid), 10)
+
+        def on_then_force_off():
+            bmc.reset("On")
+            s = bmc.system()
+            pid = s["Oem"]["KilnQemuBmc"]["Pid"]
+            assert s["PowerState"] == "On" and pid_alive(pid)
+            assert boot_arg(cmdline(pid)) == "order=nc"  # Continuous Pxe still applies
+            bmc.reset("On")  # already on: nothing changes
+            assert bmc.system()["Oem"]["KilnQemuBmc"]["Pid"] == pid
+            bmc.reset("ForceOff")
+            s = bmc.system()
+            assert s["PowerState"] == "Off" and s["Oem"]["KilnQemuBmc"]["Pid"] is None, s
+            assert not pid_alive(pid) and qemu_pids_for(state_dir) == []
+            bmc.reset("ForceOff")  # already off: nothing to do
+            bmc.reset("GracefulShutdown")
+            assert bmc.system()["PowerState"] == "Off"
+
+        def errors():
+            status, body, _ = bmc.request("POST", RESET, {"ResetType": "Explode"})
+            assert status == 400, status
+            assert redfish_message_id(body) == "Base.1.8.ActionParameterValueNotInList", body
+            status, body, _ = bmc.request("POST", RESET, {})
+            assert status == 400 and redfish_message_id(body) == "Base.1.8.ActionParameterMissing"
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "Floppy"}})
+            assert status == 400 and redfish_message_id(body) == "Base.1.8.PropertyValueNotInList"
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"PowerState": "On"})
+            assert status == 400 and redfish_message_id(body) == "Base.1.8.PropertyNotWritable"
+            status, body, _ = bmc.request("GET", "/redfish/v1/Systems/nope")
+            assert status == 404 and redfish_message_id(body) == "Base.1.8.ResourceMissingAtURI"
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideEnabled": "Disabled"}}, headers={"If-Match": 'W/"stale"'})
+            assert status == 412, (status, body)
+            status, _, headers = bmc.request("GET", SYSTEM)
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideEnabled": "Disabled"}}, headers={"If-Match": headers["ETag"]})
+            assert status == 204, (status, body)
+            assert bmc.system()["PowerState"] == "Off" and qemu_pids_for(state_dir) == []
+
+        def sigterm_stops_vms():
+            bmc.reset("On")
+            pid = bmc.system()["Oem"]["KilnQemuBmc"]["Pid"]
+            bmc.stop(signal.SIGTERM)
+            assert bmc.proc.returncode == 0, bmc.proc.returncode
+            assert not pid_alive(pid) and qemu_pids_for(state_dir) == []
+
+        for name, fn in [("service root and Systems collection", discovery),
+                         ("wrong or missing credentials get 401", credentials),
+                         ("session login, use and logout", sessions),
+                         ("system starts Off", initially_off),
+                         ("PATCH Boot Pxe Once", patch_pxe_once),
+                         ("On starts QEMU with the NIC first", power_on_pxe_once),
+                         ("PXE boot fetches the boot file over TFTP", pxe_boot_reaches_tftp_script),
+                         ("guest reboot after a one-time PXE boot tries the disk first",
+                          guest_reset_boots_disk_first),
+                         ("ForceRestart: new process, Once consumed, disk first",
+                          force_restart_disk_first),
+                         ("Continuous Pxe persists through GracefulRestart",
+                          continuous_persists_graceful_restart),
+                         ("a guest power-off shows Off", guest_poweroff_shows_off),
+                         ("On, ForceOff, idempotent resets", on_then_force_off),
+                         ("Redfish errors: 400, 404, 412", errors),
+                         ("SIGTERM stops the emulator and its VMs", sigterm_stops_vms)]:
+            step(name, fn)
+    finally:
+        bmc.stop()
+
+    def sigkill_leaves_no_qemu():
+        # The emulator dies without cleaning up: the kernel kills its QEMU (PR_SET_PDEATHSIG).
+        second = Bmc(workdir, state_dir)
+        try:
+            second.reset("On")
+            pid = second.system()["Oem"]["KilnQemuBmc"]["Pid"]
+            assert pid_alive(pid)
+        finally:
+            second.stop(signal.SIGKILL)
+        wait_until("QEMU to die with the emulator", lambda: not pid_alive(pid), 10)
+        assert qemu_pids_for(state_dir) == []
+
+    step("SIGKILL of the emulator leaves no QEMU behind", sigkill_leaves_no_qemu)
+
+
+def run_kiln_checks(workdir, state_dir, kiln_server):
+    from kiln_process import KilnServer
+
+    kiln_dir = os.path.join(workdir, "kiln")
+    os.makedirs(kiln_dir)
+    bmc = Bmc(workdir, state_dir)
+    server = KilnServer(kiln_server, kiln_dir,
+                        "[DEFAULT]\nenabled_hardware_types = fake-hardware, redfish\n"
+                        "[conductor]\nsync_power_state_interval = 0\n")
+    ctx = {}
+    try:
+        def enroll():
+            server.start()
+            status, node = server.call("POST", "/v1/nodes", {
+                "driver": "redfish", "name": "vm1",
+                "driver_info": {"redfish_address": bmc.url,
+                                "redfish_system_id": SYSTEM,
+                                "redfish_username": USER, "redfish_password": PASSWORD}})
+            assert status == 201, (status, node)
+            ctx["node"] = node["uuid"]
+            status, body = server.call("GET", "/v1/nodes/%s/validate" % node["uuid"])
+            assert status == 200 and body["power"]["result"] is True, body
+
+        def wait_power(state, timeout=60):
+            def done():
+                n = server.node(ctx["node"])
+                if n["target_power_state"] is None and n["last_error"]:
+                    raise AssertionError("kiln-server failed: %s" % n["last_error"])
+                return n if n["power_state"] == state and n["target_power_state"] is None else None
+            return wait_until("node power_state %r" % state, done, timeout, 0.2)
+
+        def boot_device_pxe():
+            status, body = server.call("PUT", "/v1/nodes/%s/management/boot_device" % ctx["node"],
+                                       {"boot_device": "pxe", "persistent": False})
+            assert status == 204, (status, body)
+            boot = bmc.system()["Boot"]
+            assert (boot["BootSourceOverrideTarget"], boot["BootSourceOverrideEnabled"]) == \
+                ("Pxe", "Once"), boot
+
+        def power_on():
+            status, body = server.call("PUT", "/v1/nodes/%s/states/power" % ctx["node"],
+                                       {"target": "power on"})
+            assert status == 202, (status, body)
+            wait_power("power on")
+            s = bmc.system()
+            pid = ctx["pid"] = s["Oem"]["KilnQemuBmc"]["Pid"]
+            assert s["PowerState"] == "On" and pid_alive(pid), s
+            assert boot_arg(cmdline(pid)) == "once=n,order=cn", cmdline(pid)
+
+        def reboot():
+            status, body = server.call("PUT", "/v1/nodes/%s/states/power" % ctx["node"],
+                                       {"target": "rebooting"})
+            assert status == 202, (status, body)
+            wait_until("a new QEMU process",
+                       lambda: bmc.system()["Oem"]["KilnQemuBmc"]["Pid"] not in (None, ctx["pid"]),
+                       60, 0.2)
+            wait_power("power on")
+            pid = bmc.system()["Oem"]["KilnQemuBmc"]["Pid"]
+            assert not pid_alive(ctx["pid"]) and boot_arg(cmdline(pid)) == "order=cn"
+            ctx["pid"] = pid
+
+        def power_off():
+            status, body = server.call("PUT", "/v1/nodes/%s/states/power" % ctx["node"],
+                                       {"target": "power off"})
+            assert status == 202, (status, body)
+            wait_power("power off")
+            assert bmc.system()["PowerState"] == "Off"
+            assert not pid_alive(ctx["pid"]) and qemu_pids_for(state_dir) == []
+            # kiln-server logs its Redfish sessions out.
+            status, sessions, _ = bmc.request("GET", "/redfish/v1/SessionService/Sessions")
+            assert status == 200 and sessions["Members"] == [], sessions
+
+        for name, fn in [("kiln-server enrolls a redfish node on the emulator", enroll),
+                         ("kiln-server sets a one-time PXE boot", boot_device_pxe),
+                         ("kiln-server powers the VM on", power_on),
+                         ("kiln-server reboots the VM", reboot),
+                         ("kiln-server powers the VM off", power_off)]:
+            if not step(name, fn) and name.startswith("kiln-server enrolls"):
+                break
+    finally:
+        server.stop()
+        bmc.stop()
+        if results["failed"]:
+            sys.stdout.write("--- kiln-server log (tail) ---\n")
+            with open(server.log_path, errors="replace") as f:
+                sys.stdout.write("".join(f.readlines()[-40:]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kiln-server", help="also drive the emulator with this kiln-server binary")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = ap.parse_args()
+    for tool in ("qemu-system-x86_64", "qemu-img"):
+        if shutil.which(tool) is None:
+            print("SKIP: %s is not installed (scripts/install-deps.sh)" % tool)
+            return 77
+
+    started = time.monotonic()
+    workdir = tempfile.mkdtemp(prefix="kiln-bmc-e2e-")
+    try:
+        os.makedirs(os.path.join(workdir, "tftp"))
+        with open(os.path.join(workdir, "tftp", "boot.ipxe"), "w") as f:
+            f.write("#!ipxe\necho %s\n" % MARKER)
+        for i in range(3):
+            subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2",
+                            os.path.join(workdir, "disk%d.qcow2" % i), "16M"],
+                           check=True, timeout=30)
+        run_emulator_checks(workdir, os.path.join(workdir, "state"))
+        if args.kiln_server:
+            if os.path.exists(args.kiln_server):
+                run_kiln_checks(workdir, os.path.join(workdir, "state-kiln"), args.kiln_server)
+            else:
+                print("note: %s not built; kiln-server checks not run" % args.kiln_server)
+        if results["failed"]:
+            sys.stdout.write("--- emulator log (tail) ---\n")
+            with open(os.path.join(workdir, "bmc.log"), errors="replace") as f:
+                sys.stdout.write("".join(f.readlines()[-40:]))
+    finally:
+        leftovers = qemu_pids_for(workdir)
+        for pid in leftovers:  # never leave a VM behind, even when a check failed
+            os.kill(pid, signal.SIGKILL)
+        if leftovers:
+            results["failed"] += 1
+            print("FAIL QEMU processes left behind: %s" % leftovers)
+        if args.keep:
+            print("work directory kept: %s" % workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("took %.1f s" % (time.monotonic() - started))
+    print("%d passed, %d failed" % (results["passed"], results["failed"]))
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
