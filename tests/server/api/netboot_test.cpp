@@ -1,0 +1,181 @@
+// Network boot: the ipxe boot interface's scripts and files through the API, and the pxe boot
+// interface's pxelinux files, on fake-hardware nodes going through the agent flows.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "server/drivers/netboot/netboot.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_api.h"
+
+using kiln::test::Json;
+using kiln::test::TempDir;
+using kiln::test::TestApi;
+namespace netboot = kiln::server::netboot;
+
+namespace {
+
+constexpr const char* kMac = "52:54:00:ab:cd:ef";
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void settle(TestApi& api) { api.settle(); }
+
+Json node(TestApi& api, const std::string& ident) {
+  settle(api);
+  return api.get("/v1/nodes/" + ident).json();
+}
+
+void verb(TestApi& api, const std::string& ident, const std::string& target) {
+  REQUIRE(api.put("/v1/nodes/" + ident + "/states/provision", {{"target", target}}).status == 202);
+  settle(api);
+}
+
+/// A fake-hardware node with the given boot interface, the direct deploy and one port.
+void createNode(TestApi& api, const std::string& bootInterface, Json driverInfo) {
+  auto created = api.createNode({{"name", "nb"},
+                                 {"boot_interface", bootInterface},
+                                 {"deploy_interface", "direct"},
+                                 {"driver_info", driverInfo},
+                                 {"instance_info", {{"image_source", "http://10.0.2.2:8080/img.raw"},
+                                                    {"image_checksum", std::string(64, 'a')}}}});
+  REQUIRE(api.post("/v1/ports", {{"address", kMac}, {"node_uuid", created["uuid"]}}).status == 201);
+}
+
+}  // namespace
+
+TEST_CASE("netboot helpers", "[server][netboot]") {
+  CHECK(netboot::parseMac("52-54-00-AB-cd-EF") == "52:54:00:ab:cd:ef");
+  CHECK(netboot::parseMac("52:54:00:ab:cd:ef") == "52:54:00:ab:cd:ef");
+  CHECK_FALSE(netboot::parseMac("52:54:00:ab:cd"));
+  CHECK_FALSE(netboot::parseMac("52_54_00_ab_cd_ef"));
+  CHECK_FALSE(netboot::parseMac("zz:54:00:ab:cd:ef"));
+  CHECK(netboot::pxeConfigName("52:54:00:AB:cd:ef") == "01-52-54-00-ab-cd-ef");
+  CHECK(netboot::isUrl("https://x/y"));
+  CHECK_FALSE(netboot::isUrl("/srv/kernel"));
+
+  kiln::server::Config config;
+  auto missing = netboot::deployImages(config, Json::object());
+  REQUIRE_FALSE(missing);
+  CHECK_THAT(missing.error().message, Catch::Contains("'deploy_kernel', 'deploy_ramdisk'"));
+  config.deployKernel = "/srv/k";
+  config.deployRamdisk = "/srv/r";
+  auto images = netboot::deployImages(config, {{"deploy_kernel", "http://x/k"}});
+  REQUIRE(images);
+  CHECK(images->kernel == "http://x/k");
+  CHECK(images->ramdisk == "/srv/r");
+}
+
+TEST_CASE("ipxe: boot.ipxe chains to the MAC's script, which boots the agent only when needed", "[server][netboot]") {
+  TempDir dir("kiln-netboot");
+  const std::string kernel = dir.file("kernel");
+  const std::string ramdisk = dir.file("initramfs");
+  std::ofstream(kernel) << "KERNEL-BYTES";
+  std::ofstream(ramdisk) << "INITRAMFS-BYTES";
+  TestApi api("[conductor]\ndeploy_kernel = " + kernel + "\ndeploy_ramdisk = " + ramdisk + "\n");
+  api.version = "";  // iPXE sends no microversion
+
+  // The scripts name the server as the booting machine reached it (the request's Host).
+  auto chain = api.call("GET", "/boot.ipxe");
+  REQUIRE(chain.status == 200);
+  CHECK_THAT(chain.body, Catch::StartsWith("#!ipxe") &&
+                             Catch::Contains("chain http://kiln.test:6385/boot/${mac:hexhyp}.ipxe"));
+
+  // Unknown MAC: boot the next device.
+  auto unknown = api.call("GET", "/boot/52-54-00-00-00-01.ipxe");
+  REQUIRE(unknown.status == 200);
+  CHECK_THAT(unknown.body, Catch::Contains("sanboot") && !Catch::Contains("kernel "));
+  CHECK(api.call("GET", "/boot/not-a-mac.ipxe").status == 400);
+
+  api.version = "1.78";
+  createNode(api, "ipxe", Json::object());
+  auto v = api.get("/v1/nodes/nb/validate").json();
+  CHECK(v["boot"]["result"] == true);
+  api.version = "";
+  // Enrolled, not deploying: the local disk.
+  CHECK_THAT(api.call("GET", "/boot/52-54-00-AB-CD-EF.ipxe").body, Catch::Contains("sanboot"));
+
+  api.version = "1.78";
+  verb(api, "nb", "manage");
+  verb(api, "nb", "provide");  // automated cleaning boots the agent
+  const std::string uuid = node(api, "nb")["uuid"];
+  REQUIRE(node(api, "nb")["provision_state"] == "clean wait");
+  api.version = "";
+  auto script = api.call("GET", "/boot/52-54-00-ab-cd-ef.ipxe");
+  REQUIRE(script.status == 200);
+  CHECK_THAT(script.body, Catch::Contains("kernel http://kiln.test:6385/boot/" + uuid + "/kernel") &&
+                              Catch::Contains("kiln.api_url=http://kiln.test:6385") &&
+                              Catch::Contains("initrd --name kiln-agent.initramfs http://kiln.test:6385/boot/" + uuid + "/ramdisk") &&
+                              Catch::Contains("console=ttyS0"));
+  auto k = api.call("GET", "/boot/" + uuid + "/kernel");
+  CHECK(k.status == 200);
+  CHECK(k.body == "KERNEL-BYTES");
+  CHECK(api.call("GET", "/boot/" + uuid + "/ramdisk").body == "INITRAMFS-BYTES");
+  CHECK(api.call("GET", "/boot/" + uuid + "/passwd").status == 404);
+  CHECK(api.call("GET", "/boot/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/kernel").status == 404);
+
+  // Abort the cleaning (the agent never came): the node leaves the ramdisk.
+  api.version = "1.78";
+  verb(api, "nb", "abort");
+  api.version = "";
+  CHECK_THAT(api.call("GET", "/boot/52-54-00-ab-cd-ef.ipxe").body, Catch::Contains("sanboot"));
+}
+
+TEST_CASE("ipxe: URLs are handed to iPXE as they are; missing images fail validation", "[server][netboot]") {
+  TestApi api;
+  createNode(api, "ipxe", Json::object());
+  auto v = api.get("/v1/nodes/nb/validate").json();
+  CHECK(v["boot"]["result"] == false);
+  CHECK_THAT(v["boot"]["reason"].get<std::string>(), Catch::Contains("deploy_kernel"));
+  api.patch("/v1/nodes/nb", Json::array({{{"op", "add"}, {"path", "/driver_info/deploy_kernel"}, {"value", "http://img/k"}},
+                                         {{"op", "add"}, {"path", "/driver_info/deploy_ramdisk"}, {"value", "/nonexistent/r"}}}));
+  v = api.get("/v1/nodes/nb/validate").json();
+  CHECK_THAT(v["boot"]["reason"].get<std::string>(), Catch::Contains("/nonexistent/r"));
+  api.patch("/v1/nodes/nb", Json::array({{{"op", "replace"}, {"path", "/driver_info/deploy_ramdisk"}, {"value", "http://img/r"}}}));
+  CHECK(api.get("/v1/nodes/nb/validate").json()["boot"]["result"] == true);
+  verb(api, "nb", "manage");
+  verb(api, "nb", "provide");
+  api.version = "";
+  auto script = api.call("GET", "/boot/52:54:00:ab:cd:ef.ipxe");
+  CHECK_THAT(script.body, Catch::Contains("kernel http://img/k ") && Catch::Contains("initrd --name kiln-agent.initramfs http://img/r"));
+}
+
+TEST_CASE("pxe: pxelinux files for the agent, then local boot, removed on undeploy", "[server][netboot]") {
+  TempDir dir("kiln-pxe");
+  const std::string kernel = dir.file("kernel");
+  const std::string ramdisk = dir.file("initramfs");
+  std::ofstream(kernel) << "K";
+  std::ofstream(ramdisk) << "R";
+  const std::string tftp = dir.file("tftp");
+  std::filesystem::create_directory(tftp);
+  TestApi api("[conductor]\ndeploy_kernel = " + kernel + "\ndeploy_ramdisk = " + ramdisk +
+              "\napi_url = http://10.0.0.1:6385/\n[pxe]\ntftp_root = " + tftp + "\n");
+  createNode(api, "pxe", Json::object());
+  CHECK(api.get("/v1/nodes/nb/validate").json()["boot"]["result"] == true);
+  verb(api, "nb", "manage");
+  verb(api, "nb", "provide");
+  const std::string uuid = node(api, "nb")["uuid"];
+  const std::string config = tftp + "/pxelinux.cfg/01-52-54-00-ab-cd-ef";
+  REQUIRE(std::filesystem::exists(config));
+  CHECK_THAT(readFile(config), Catch::Contains("kernel " + uuid + "/deploy_kernel") &&
+                                   Catch::Contains("initrd=" + uuid + "/deploy_ramdisk") &&
+                                   Catch::Contains("kiln.api_url=http://10.0.0.1:6385 "));
+  CHECK(readFile(tftp + "/" + uuid + "/deploy_kernel") == "K");
+  verb(api, "nb", "abort");
+  CHECK_FALSE(std::filesystem::exists(config));
+  CHECK_FALSE(std::filesystem::exists(tftp + "/" + uuid));
+}
+
+TEST_CASE("pxe: validation needs local images, an API URL and a writable TFTP root", "[server][netboot]") {
+  TestApi api("[conductor]\ndeploy_kernel = http://x/k\ndeploy_ramdisk = http://x/r\n[pxe]\ntftp_root = /nonexistent\n");
+  createNode(api, "pxe", Json::object());
+  auto reason = api.get("/v1/nodes/nb/validate").json()["boot"]["reason"].get<std::string>();
+  CHECK_THAT(reason, Catch::Contains("must be a local file"));
+}
