@@ -24,6 +24,8 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=image-build/lib/initramfs-cpio.sh
+. "$HERE/lib/initramfs-cpio.sh"
 REPO=$(cd "$HERE/.." && pwd)
 
 agent=${KILN_AGENT_BINARY:-$REPO/build/agent/kiln-agent}
@@ -94,6 +96,9 @@ for entry in $TOOLS; do
   tool_paths="$tool_paths $path"
 done
 [ -f "$modules_list" ] || die "module list $modules_list not found"
+# Legacy-BIOS boot code the agent writes to software RAID member disks (agent/disk/bios_boot.h).
+gptmbr=/usr/lib/syslinux/mbr/gptmbr.bin
+[ -f "$gptmbr" ] || die "$gptmbr not found: install syslinux-common (scripts/install-deps.sh)"
 
 mkdir -p "$outdir" "$cache"
 outdir=$(cd "$outdir" && pwd)
@@ -187,6 +192,7 @@ find "$root/usr" -type f \( -name '*.so*' -o -perm -u+x \) -exec strip --strip-u
   2>/dev/null || true
 
 install -m 0755 "$agent" "$root/usr/bin/kiln-agent"
+copy_file "$gptmbr" "$gptmbr"
 strip --strip-all "$root/usr/bin/kiln-agent"
 
 install -m 0755 "$busybox" "$root/usr/bin/busybox"
@@ -244,29 +250,10 @@ nmods=$(wc -l < "$root/etc/kiln/modules.load")
 } > "$root/etc/kiln/manifest"
 
 # --- cpio ---------------------------------------------------------------------------------
-# newc_node NAME MODE MAJOR MINOR: one cpio "newc" entry for a device node or directory, so
-# /dev/console and /dev/null exist before /init mounts devtmpfs (the kernel opens the console
-# first) and no root or mknod is needed here.
-newc_node() {
-  local name=$1 mode=$2 major=$3 minor=$4 ino=$5
-  local namesize=$(( ${#name} + 1 ))
-  printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X' \
-    "$ino" "$mode" 0 0 1 0 0 0 0 "$major" "$minor" "$namesize" 0
-  printf '%s\0' "$name"
-  local pad=$(( (4 - (110 + namesize) % 4) % 4 ))
-  [ "$pad" -eq 0 ] || head -c "$pad" /dev/zero
-}
-
 # Reproducible: fixed times and owners (inode numbers are renumbered by --reproducible).
 epoch=${SOURCE_DATE_EPOCH:-0}
 find "$root" -exec touch -h -d "@$epoch" {} +
-{
-  newc_node dev $((0040755)) 0 0 900001
-  newc_node dev/console $((0020600)) 5 1 900002
-  newc_node dev/null $((0020666)) 1 3 900003
-  (cd "$root" && find . -mindepth 1 ! -path ./dev | LC_ALL=C sort |
-    cpio --quiet -o -H newc -R 0:0 --reproducible)
-} > "$work/initramfs.cpio"
+initramfs_cpio "$root" > "$work/initramfs.cpio"
 
 case "$compress" in
   # zstd up to -19 keeps an 8 MiB window, which the kernel's unpacker handles; --ultra does not.

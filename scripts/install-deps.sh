@@ -11,6 +11,7 @@ PACKAGES="
   libblkid-dev libzstd-dev liblzma-dev zlib1g-dev gdisk qemu-utils util-linux e2fsprogs
   zstd xz-utils gzip
   qemu-system-x86 seabios ipxe-qemu busybox-static mdadm cpio kmod file binutils
+  syslinux syslinux-common mtools dosfstools
   catch2
   sqlite3 curl ca-certificates
   python3 python3-ironicclient python3-openstackclient python3-os-traits

@@ -1,5 +1,8 @@
 #include "agent/hardware/hardware_manager.h"
 
+#include <filesystem>
+
+#include "agent/disk/bios_boot.h"
 #include "agent/disk/block_device_lister.h"
 #include "agent/disk/config_drive_partition.h"
 #include "agent/disk/erase.h"
@@ -85,6 +88,12 @@ Result<json> writeImageStep(StepContext& ctx, const json& args) {
     const PartitionTarget part = KILN_TRY(prepareConfigDrivePartition(ctx, root.name, bytes.size()));
     KILN_TRY_VOID(writeRegion(part.path, part.offset, bytes));
     result["configdrive"] = true;
+  }
+  // A software RAID root on a legacy-BIOS machine: boot code on every member disk. Run by hand
+  // the agent does not own the machine's boot, and UEFI firmware needs no MBR code.
+  if (!ctx.byHand && root.name.rfind("/dev/md", 0) == 0 && !std::filesystem::exists("/sys/firmware/efi")) {
+    const json boot = KILN_TRY(installRaidBiosBoot(ctx, root.name));
+    result["bios_boot_disks"] = boot["bios_boot_disks"];
   }
   return result;
 }

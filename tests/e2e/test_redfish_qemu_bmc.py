@@ -29,6 +29,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import redfish_qemu_bmc  # noqa: E402
 
+from e2e_checks import pid_alive, results, serial_text, step, wait_until  # noqa: E402,F401
+
 EMULATOR = os.path.join(HERE, "redfish_qemu_bmc.py")
 PYTHON = "/usr/bin/python3"
 USER, PASSWORD = "admin", "s3cret"
@@ -36,45 +38,13 @@ MAC = "52:54:00:4b:69:01"
 MARKER = "KILN-BMC-E2E-PXE-MARKER"
 SYSTEM = "/redfish/v1/Systems/vm1"
 RESET = SYSTEM + "/Actions/ComputerSystem.Reset"
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-results = {"passed": 0, "failed": 0}
 
 
-def step(name, fn):
-    """Runs one check; a failure is reported and counted, later steps still run."""
-    start = time.monotonic()
-    try:
-        fn()
-    except Exception:  # noqa: BLE001 - reported
-        results["failed"] += 1
-        print("FAIL %s (%.1f s)" % (name, time.monotonic() - start), flush=True)
-        traceback.print_exc()
-        return False
-    results["passed"] += 1
-    print("ok   %s (%.1f s)" % (name, time.monotonic() - start), flush=True)
-    return True
 
 
-def wait_until(what, predicate, timeout, interval=0.1):
-    """Polls predicate() until it returns a true value (returned) or the deadline passes."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
-        time.sleep(interval)
 
 
-def pid_alive(pid):
-    """True while `pid` exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+
 
 
 def cmdline(pid):
@@ -168,12 +138,6 @@ def redfish_message_id(body):
     return body["error"]["@Message.ExtendedInfo"][0]["MessageId"]
 
 
-def serial_text(path):
-    try:
-        with open(path, "rb") as f:
-            return ANSI.sub("", f.read().decode(errors="replace").replace("\r", ""))
-    except OSError:
-        return ""
 
 
 def serial_segment(path, why):

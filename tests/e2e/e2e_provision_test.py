@@ -1,0 +1,352 @@
+#!/usr/bin/python3
+"""The whole path on a QEMU virtual machine (TCG, user-mode networking), driven through
+kiln-server's API exactly as an operator would:
+
+  enroll (redfish hardware type, ipxe boot, direct deploy, agent raid) -> manage -> provide
+  (automated cleaning in the agent ramdisk, network-booted through iPXE) -> deploy with a
+  deploy template that builds RAID-1 over two of the VM's three disks and an image that
+  boots -> the VM boots from its disk and the booted image answers over HTTP -> the disks are
+  checked from the host -> the agent's cached clean steps -> undeploy (cleaning again) ->
+  manual cleaning from manageable.
+
+The pieces: kiln-server (its SQLite file in a temporary directory), the agent ramdisk built by
+image-build/build-ramdisk.sh, tests/e2e/redfish_qemu_bmc.py (a Redfish BMC that powers the VM),
+tests/e2e/make_boot_image.sh (the instance image), and HTTP servers on 127.0.0.1 for the
+image and the booted instance's answer. The guest reaches the host's 127.0.0.1 as 10.0.2.2.
+
+With --demo it prints every state change and the agent's progress as they happen; both modes
+end with the time of each phase. Usage:
+  e2e_provision_test.py --server build/server/kiln-server --agent build/agent/kiln-agent [--demo]
+"""
+import argparse
+import functools
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+from kiln_process import KilnServer  # noqa: E402
+
+MAC = "52:54:00:6b:69:01"
+DISK_GIB = 2
+BMC_USER, BMC_PASSWORD = "admin", "e2e-secret"
+SKIP = 77
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class Answers(http.server.BaseHTTPRequestHandler):
+    """Records GET /booted?mac=... from the booted instance."""
+    seen = []
+
+    def do_GET(self):
+        url = urllib.parse.urlparse(self.path)
+        if url.path == "/booted":
+            Answers.seen.append((time.monotonic(), urllib.parse.parse_qs(url.query).get("mac", [""])[0]))
+        self.send_response(200)
+        self.send_header("Content-Length", "3")
+        self.end_headers()
+        self.wfile.write(b"ok\n")
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(handler):
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+class Run:
+    def __init__(self, args, work):
+        self.args = args
+        self.work = work
+        self.t0 = time.monotonic()
+        self.phases = []
+        self.server = None
+        self.bmc = None
+        self.last = None  # the last state shown
+
+    def say(self, text):
+        print("[%6.1fs] %s" % (time.monotonic() - self.t0, text), flush=True)
+
+    def api(self, method, path, body=None, ok=(200, 201, 202, 204)):
+        status, resp = self.server.call(method, path, body)
+        assert status in ok, (method, path, status, resp)
+        return resp
+
+    def watch(self, ident, states, timeout, label):
+        """Polls the node until it is in one of `states`, printing changes in demo mode."""
+        deadline = time.monotonic() + timeout
+        while True:
+            n = self.server.node(ident)
+            info = n.get("driver_internal_info") or {}
+            step = n.get("deploy_step") or n.get("clean_step") or {}
+            progress = info.get("agent_progress") or {}
+            shown = (n["provision_state"], step.get("interface", "") + "." + step.get("step", ""),
+                     n.get("power_state"), progress.get("bytes_done", 0) >> 24)
+            if shown != self.last and self.args.demo:
+                line = "%-15s power %-9s" % (n["provision_state"], n.get("power_state"))
+                if step:
+                    line += " step %s.%s" % (step.get("interface"), step.get("step"))
+                if progress.get("bytes_total"):
+                    line += " %d/%d MiB" % (progress["bytes_done"] >> 20, progress["bytes_total"] >> 20)
+                self.say(line)
+            self.last = shown
+            if n["provision_state"] in states:
+                return n
+            if n["provision_state"].endswith("failed"):
+                raise AssertionError("%s: node failed: %s" % (label, n.get("last_error")))
+            if time.monotonic() > deadline:
+                raise AssertionError("%s: node stayed in %s: %s" % (label, n["provision_state"], n.get("last_error")))
+            time.sleep(0.5)
+
+    def wait_heartbeat(self, ident, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if (self.server.node(ident).get("driver_internal_info") or {}).get("agent_last_heartbeat"):
+                return
+            time.sleep(0.25)
+        raise AssertionError("no agent heartbeat within %ds" % timeout)
+
+    def phase(self, name, start):
+        seconds = time.monotonic() - start
+        self.phases.append((name, seconds))
+        self.say("%s: %.1f s" % (name, seconds))
+
+
+def sha256_of(path, length):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while length > 0:
+            chunk = f.read(min(1 << 20, length))
+            if not chunk:
+                break
+            h.update(chunk)
+            length -= len(chunk)
+    return h.hexdigest()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--agent", required=True)
+    ap.add_argument("--demo", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = ap.parse_args()
+    for tool in ("qemu-system-x86_64", "qemu-img", "sgdisk"):
+        if not shutil.which(tool):
+            print("skipped: %s not installed" % tool)
+            return SKIP
+
+    work = tempfile.mkdtemp(prefix="kiln-e2e-")
+    run = Run(args, work)
+    answers = images = None
+    try:
+        # The agent ramdisk and the instance image.
+        ramdisk = os.path.join(work, "ramdisk")
+        run.say("building the agent ramdisk")
+        subprocess.run([os.path.join(ROOT, "image-build", "build-ramdisk.sh"), "--agent", args.agent,
+                        "--level", "3", ramdisk], check=True, stdout=subprocess.DEVNULL)
+        answers = serve(Answers)
+        answer_port = answers.server_address[1]
+        imgdir = os.path.join(work, "images")
+        os.mkdir(imgdir)
+        image = os.path.join(imgdir, "instance.img")
+        run.say("building the instance image")
+        # The same Debian kernel as the ramdisk (from build-ramdisk.sh's cache).
+        subprocess.run([os.path.join(HERE, "make_boot_image.sh"), image, "--answer-port", str(answer_port)],
+                       check=True, stdout=subprocess.DEVNULL)
+        image_size = os.path.getsize(image)
+        image_sum = sha256_of(image, image_size)
+        images = serve(functools.partial(Quiet, directory=imgdir))
+
+        # kiln-server.
+        run.server = KilnServer(args.server, work,
+                                "[DEFAULT]\nenabled_hardware_types = redfish\n"
+                                "enabled_boot_interfaces = ipxe\nenabled_deploy_interfaces = direct\n"
+                                "enabled_raid_interfaces = agent, no-raid\n"
+                                "[conductor]\nsync_power_state_interval = 0\nperiodic_interval = 1\n"
+                                "deploy_callback_timeout = 600\nclean_callback_timeout = 600\n"
+                                "deploy_kernel = %s/kiln-agent.kernel\ndeploy_ramdisk = %s/kiln-agent.initramfs\n"
+                                "[deploy]\nerase_devices_priority = 0\n"
+                                "[agent]\nheartbeat_interval = 2\ncommand_heartbeat_interval = 1\n"
+                                % (ramdisk, ramdisk))
+        run.server.start()
+        run.say("kiln-server on %s" % run.server.url)
+
+        # The VM: three disks, a BMC, iPXE chaining to kiln-server.
+        tftp = os.path.join(work, "tftp")
+        os.mkdir(tftp)
+        with open(os.path.join(tftp, "boot.ipxe"), "w") as f:
+            f.write("#!ipxe\nchain http://10.0.2.2:%d/boot.ipxe\n" % run.server.port)
+        disks = []
+        for name in ("vda", "vdb", "vdc"):
+            path = os.path.join(work, name + ".qcow2")
+            subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", path, "%dG" % DISK_GIB], check=True)
+            disks.append(path)
+        bmc_port = os.path.join(work, "bmc.port")
+        run.bmc = subprocess.Popen([sys.executable, os.path.join(HERE, "redfish_qemu_bmc.py"), "--port", "0",
+                                    "--port-file", bmc_port, "--state-dir", os.path.join(work, "bmc"),
+                                    "--vm", "name=vm1,disks=%s,mac=%s,memory=1024" % (":".join(disks), MAC),
+                                    "--tftp-dir", tftp, "--bootfile", "boot.ipxe",
+                                    "--serial-log-dir", work, "--user", BMC_USER, "--password", BMC_PASSWORD],
+                                   stdout=open(os.path.join(work, "bmc.log"), "ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while not (os.path.exists(bmc_port) and os.path.getsize(bmc_port)):
+            assert run.bmc.poll() is None and time.monotonic() < deadline, "BMC emulator did not start"
+            time.sleep(0.1)
+        with open(bmc_port) as f:
+            bmc_url = "http://127.0.0.1:%d" % int(f.read())
+
+        # Enroll.
+        node = run.api("POST", "/v1/nodes", {
+            "name": "e2e-vm1", "driver": "redfish", "boot_interface": "ipxe",
+            "deploy_interface": "direct", "raid_interface": "agent",
+            "driver_info": {"redfish_address": bmc_url, "redfish_system_id": "/redfish/v1/Systems/vm1",
+                            "redfish_username": BMC_USER, "redfish_password": BMC_PASSWORD}})
+        uuid = node["uuid"]
+        run.api("POST", "/v1/ports", {"address": MAC, "node_uuid": uuid})
+        run.api("POST", "/v1/deploy_templates", {"name": "CUSTOM_RAID1", "steps": [
+            {"interface": "raid", "step": "apply_configuration", "priority": 95,
+             "args": {"raid_config": {"logical_disks": [
+                 {"size_gb": 1, "raid_level": "1", "is_root_volume": True,
+                  "physical_disks": ["/dev/vda", "/dev/vdb"]}]}}}]})
+        run.api("PUT", "/v1/nodes/e2e-vm1/traits/CUSTOM_RAID1")
+        run.api("PATCH", "/v1/nodes/e2e-vm1", [{"op": "add", "path": "/instance_info", "value": {
+            "image_source": "http://10.0.2.2:%d/instance.img" % images.server_address[1],
+            "image_os_hash_algo": "sha256", "image_os_hash_value": image_sum,
+            "traits": ["CUSTOM_RAID1"]}}])
+        validation = run.api("GET", "/v1/nodes/e2e-vm1/validate")
+        for iface in ("boot", "deploy", "power", "management", "raid"):
+            assert validation[iface]["result"], (iface, validation[iface])
+        run.say("enrolled node %s (redfish, ipxe, direct, agent raid)" % uuid)
+
+        # manage -> provide: automated cleaning in the agent.
+        run.api("PUT", "/v1/nodes/e2e-vm1/states/provision", {"target": "manage"})
+        run.watch("e2e-vm1", {"manageable"}, 60, "manage")
+        start = time.monotonic()
+        run.api("PUT", "/v1/nodes/e2e-vm1/states/provision", {"target": "provide"})
+        run.wait_heartbeat("e2e-vm1", 240)
+        run.phase("power-on to first heartbeat", start)
+        run.watch("e2e-vm1", {"available"}, 300, "provide")
+        run.phase("cleaning (provide to available)", start)
+
+        # The agent's steps are cached for the cleaning steps endpoint.
+        steps = run.api("GET", "/v1/nodes/e2e-vm1/cleaning/steps")
+        names = {s["interface"] + "." + s["step"] for s in steps}
+        assert {"deploy.erase_devices_metadata", "raid.create_configuration"} <= names, names
+
+        # Deploy with the RAID-1 template.
+        cycle = time.monotonic()
+        run.api("PUT", "/v1/nodes/e2e-vm1/states/provision", {"target": "active"})
+        marks = {}
+        deadline = time.monotonic() + 600
+        while True:
+            n = run.watch("e2e-vm1", {"active", "wait call-back", "deploying"}, 600, "deploy")
+            step = (n.get("deploy_step") or {}).get("step", "")
+            marks.setdefault(step, time.monotonic())
+            if n["provision_state"] == "active":
+                marks.setdefault("active", time.monotonic())
+                break
+            assert time.monotonic() < deadline, "deploy took too long"
+            time.sleep(0.5)
+        info = n["driver_internal_info"]
+        plan = [s["interface"] + "." + s["step"] for s in info["deploy_steps"]]
+        assert plan.index("raid.apply_configuration") < plan.index("deploy.write_image"), plan
+        raid = n["raid_config"]["logical_disks"]
+        assert raid and raid[0]["raid_level"] == "1" and raid[0]["controller"] == "software", raid
+        # A phase ends when the next step is first seen (fast steps may never be seen).
+        def phase_of(step_name):
+            if step_name not in marks:
+                return None
+            later = [t for t in marks.values() if t > marks[step_name]]
+            return min(later) - marks[step_name] if later else None
+        for label, step_name in (("RAID-1 (raid.apply_configuration)", "apply_configuration"),
+                                 ("image write (deploy.write_image, 64 MiB)", "write_image")):
+            seconds = phase_of(step_name)
+            if seconds is not None:
+                run.phases.append((label, seconds))
+
+        # The VM boots from its disk and the instance answers.
+        deadline = time.monotonic() + 180
+        while not Answers.seen:
+            assert time.monotonic() < deadline, "the deployed instance never answered"
+            time.sleep(0.25)
+        assert Answers.seen[0][1].lower() == MAC, Answers.seen
+        run.phases.append(("reboot to the booted disk", Answers.seen[0][0] - marks["active"]))
+        run.phase("whole provision cycle (deploy request to booted instance)", cycle)
+
+        # The disks from the host: both RAID members start (at 1 MiB, their first partition)
+        # with the image; the third disk has none of it.
+        for disk, expect in ((disks[0], True), (disks[1], True), (disks[2], False)):
+            raw = os.path.join(work, "check.raw")
+            subprocess.run(["qemu-img", "convert", "-U", "-O", "raw", disk, raw], check=True)
+            with open(raw, "rb") as f:
+                f.seek(1 << 20)
+                h = hashlib.sha256(f.read(image_size)).hexdigest()
+            os.unlink(raw)
+            assert (h == image_sum) == expect, (disk, expect)
+        run.say("both RAID-1 members hold the image")
+
+        # Undeploy (automated cleaning again), then manual cleaning from manageable.
+        start = time.monotonic()
+        run.api("PUT", "/v1/nodes/e2e-vm1/states/provision", {"target": "deleted"})
+        run.watch("e2e-vm1", {"available"}, 300, "undeploy")
+        run.phase("undeploy with cleaning", start)
+        run.api("PUT", "/v1/nodes/e2e-vm1/states/provision", {"target": "manage"})
+        run.watch("e2e-vm1", {"manageable"}, 60, "manage")
+        start = time.monotonic()
+        run.api("PUT", "/v1/nodes/e2e-vm1/states/provision", {"target": "clean", "clean_steps": [
+            {"interface": "raid", "step": "delete_configuration"},
+            {"interface": "deploy", "step": "erase_devices_metadata"}]})
+        n = run.watch("e2e-vm1", {"manageable"}, 300, "manual clean")
+        assert not n["raid_config"] or not n["raid_config"].get("logical_disks"), n["raid_config"]
+        run.phase("manual cleaning", start)
+
+        print("\nPhase times (QEMU TCG):")
+        for name, seconds in run.phases:
+            print("  %-62s %6.1f s" % (name, seconds))
+        print("e2e provision test passed")
+        return 0
+    except BaseException:
+        for log in ("server.log", "vm1.serial.log", "bmc.log"):
+            path = os.path.join(work, log)
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    sys.stderr.write("---- %s (tail) ----\n%s\n" % (log, "".join(f.readlines()[-80:])))
+        raise
+    finally:
+        if run.bmc and run.bmc.poll() is None:
+            run.bmc.terminate()
+            try:
+                run.bmc.wait(30)
+            except subprocess.TimeoutExpired:
+                run.bmc.kill()
+        if run.server:
+            run.server.stop()
+        for httpd in (answers, images):
+            if httpd:
+                httpd.shutdown()
+        if args.keep:
+            print("work directory kept: %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
