@@ -605,6 +605,9 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
   task.node.setNull(kNodeTargetProvisionState);
   task.node.setNull(kNodeReservation);
   task.internalInfo.erase("wait_until");
+  // Nothing is waiting for the agent any more: it stops being handed the failed command.
+  task.internalInfo.erase(agent::kCommand);
+  task.internalInfo.erase(agent::kWaiting);
   KILN_TRY_VOID(saveInNewTransaction(task));
   return Next::Stop;
 }

@@ -293,6 +293,11 @@ TEST_CASE("a failed agent step fails the deployment naming the step", "[server][
   CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("deploy.write_image") &&
                                                      Catch::Contains("checksum mismatch"));
   CHECK(n["deploy_step"]["step"] == "write_image");
+  // The agent is no longer handed the failed command, and beats at the idle interval.
+  auto after = agent.beat();
+  REQUIRE(after.status == 202);
+  CHECK(after.json()["commands"].empty());
+  CHECK(after.json()["heartbeat_interval"] == 10);
 }
 
 TEST_CASE("deploy: an image_source that is not http(s) fails validation", "[server][agent]") {
