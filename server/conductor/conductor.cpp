@@ -632,6 +632,10 @@ Result<Conductor::Next> Conductor::doVerify(TaskContext& task) {
 Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
   json& info = task.internalInfo;
   if (!info.contains("clean_steps")) {
+    // A re-plan with the agent's own catalogue (after its first heartbeat) runs in the ramdisk
+    // that is already up; a new plan boots it.
+    const bool replan = info.value("clean_replan", false);
+    info.erase("clean_replan");
     const bool manual = info.contains("clean_steps_requested");
     const Value& nodeSetting = task.node[kNodeAutomatedClean];
     const bool enabled = nodeSetting.isNull() ? deps_.config.automatedClean : nodeSetting.b;
@@ -660,7 +664,7 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
     KILN_TRY_VOID(saveInNewTransaction(task));
     // In-band steps need the agent: the deploy interface boots it and the node waits for it.
     const bool inBand = std::any_of(plan.begin(), plan.end(), [](const PlannedStep& p) { return p.requiresRamdisk; });
-    if (inBand && !agent::agentConnected(task)) {
+    if (inBand && !replan) {
       auto prepared = task.driver->deploy->prepareCleaning(task);
       if (!prepared) {
         return failFlow(task, "Failed to prepare node " + task.uuid() + " for cleaning: " +

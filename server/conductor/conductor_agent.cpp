@@ -169,7 +169,10 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
         // step catalogue; a deployment's deploy.deploy step is done.
         info.erase(agent::kWaiting);
         const bool cleanNotStarted = s == state::kCleanWait && !info.contains("clean_step_index");
-        if (cleanNotStarted) info.erase("clean_steps");
+        if (cleanNotStarted) {
+          info.erase("clean_steps");
+          info["clean_replan"] = true;
+        }
         markResumed(task, !cleanNotStarted);
         resumed = true;
       } else if (s == state::kInspectWait && waiting == "inventory" && info.contains(agent::kInventory)) {

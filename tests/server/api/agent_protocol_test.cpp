@@ -298,6 +298,14 @@ TEST_CASE("a failed agent step fails the deployment naming the step", "[server][
   REQUIRE(after.status == 202);
   CHECK(after.json()["commands"].empty());
   CHECK(after.json()["heartbeat_interval"] == 10);
+
+  // Undeploy: cleaning boots the ramdisk anew (a new session), it does not reuse the old one.
+  api.patch("/v1/nodes/n1", Json::array({{{"op", "replace"}, {"path", "/automated_clean"}, {"value", true}}}));
+  REQUIRE(verb(api, "n1", "deleted").status == 202);
+  CHECK(node(api, "n1")["provision_state"] == "clean wait");
+  CHECK(agent.beat().status == 401);
+  REQUIRE(agent.lookup().status == 200);
+  CHECK(commandOf(agent.beat())["params"]["step"]["step"] == "erase_devices_metadata");
 }
 
 TEST_CASE("deploy: an image_source that is not http(s) fails validation", "[server][agent]") {
