@@ -4,7 +4,7 @@
 # drives a QEMU VM through a Redfish BMC emulator; the VM network-boots the agent ramdisk
 # through iPXE, is cleaned, gets RAID-1 over two of its disks from a deploy template, has an
 # image written and boots it from its disk. The end shows the time of each phase.
-#   scripts/demo.sh            the virtual-node demo (about 3-5 minutes under TCG)
+#   scripts/demo.sh            the virtual-node demo (about 2.5 minutes under TCG, once built)
 #   scripts/demo.sh --server   only run kiln-server (127.0.0.1:6385, noauth, sample config)
 set -eu
 cd "$(dirname "$0")/.."
