@@ -14,24 +14,6 @@ using nlohmann::json;
 
 std::string agentVersion() { return "kiln-agent 0.1.0"; }
 
-namespace {
-
-/// The MAC addresses of the machine's NICs (lookup addresses in the ramdisk).
-std::vector<std::string> nicMacs(SysfsReader& sysfs) {
-  std::vector<std::string> out;
-  for (const auto& name : sysfs.list("/sys/class/net")) {
-    if (name == "lo") continue;
-    auto mac = sysfs.read("/sys/class/net/" + name + "/address");
-    if (!mac) continue;
-    const std::string m = trimSysfsValue(*mac);
-    if (m.empty() || m == "00:00:00:00:00:00") continue;
-    out.push_back(m);
-  }
-  return out;
-}
-
-}  // namespace
-
 Agent::Agent(AgentConfig config, AgentDeps deps, std::vector<AgentStepDefinition> steps)
     : config_(std::move(config)), deps_(deps), steps_(std::move(steps)) {
   catalogue_ = stepCatalogue(steps_);
@@ -116,7 +98,7 @@ void Agent::pause(std::chrono::milliseconds d) {
 
 Result<void> Agent::lookupOnce() {
   std::vector<std::string> macs = config_.macs;
-  if (macs.empty() && !config_.byHand) macs = nicMacs(deps_.sysfs);
+  if (macs.empty() && !config_.byHand) macs = nicMacAddresses(deps_.sysfs);
   if (macs.empty() && config_.nodeUuid.empty()) {
     return invalid("no MAC address to look up with (no NIC found; pass --mac or --node-uuid)");
   }

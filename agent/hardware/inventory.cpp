@@ -105,12 +105,18 @@ json collectInterface(SysfsReader& sysfs, const std::string& name) {
   return nic;
 }
 
+/// The physical NICs (lo and virtual interfaces without a device/ link left out).
+std::vector<std::string> physicalNics(SysfsReader& sysfs) {
+  std::vector<std::string> names;
+  for (const std::string& name : sysfs.list("/sys/class/net")) {
+    if (name != "lo" && sysfs.exists("/sys/class/net/" + name + "/device")) names.push_back(name);
+  }
+  return names;
+}
+
 json collectInterfaces(SysfsReader& sysfs) {
   json nics = json::array();
-  for (const std::string& name : sysfs.list("/sys/class/net")) {
-    if (name == "lo" || !sysfs.exists("/sys/class/net/" + name + "/device")) continue;
-    nics.push_back(collectInterface(sysfs, name));
-  }
+  for (const std::string& name : physicalNics(sysfs)) nics.push_back(collectInterface(sysfs, name));
   return nics;
 }
 
@@ -145,6 +151,15 @@ nlohmann::json collectInventory(SysfsReader& sysfs, std::span<const BlockDevice>
           {"boot", {{"current_boot_mode", uefi ? "uefi" : "bios"}, {"pxe_interface", nullptr}}},
           {"system_vendor", collectSystemVendor(sysfs)},
           {"hostname", value(sysfs, "/proc/sys/kernel/hostname")}};
+}
+
+std::vector<std::string> nicMacAddresses(SysfsReader& sysfs) {
+  std::vector<std::string> macs;
+  for (const std::string& name : physicalNics(sysfs)) {
+    const std::string mac = value(sysfs, "/sys/class/net/" + name + "/address");
+    if (!mac.empty() && mac != "00:00:00:00:00:00") macs.push_back(mac);
+  }
+  return macs;
 }
 
 }  // namespace kiln::agent

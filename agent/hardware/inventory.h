@@ -6,6 +6,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -32,6 +33,9 @@ std::string hostArchitecture();
 /// virtual interfaces without a device/ link are skipped), /sys/firmware/efi,
 /// /sys/class/dmi/id and /proc/sys/kernel/hostname. Missing files give empty values, never
 /// errors. `architecture` is reported as given.
+/// The MAC addresses of the physical NICs (the agent's lookup addresses in the ramdisk).
+std::vector<std::string> nicMacAddresses(SysfsReader& sysfs);
+
 nlohmann::json collectInventory(SysfsReader& sysfs, std::span<const BlockDevice> disks,
                                 const std::string& architecture = hostArchitecture());
 

@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/disk/erase.h"
 #include "agent/image/checksum.h"
 #include "agent/image/decompressor.h"
 
@@ -600,7 +601,7 @@ Result<void> verifyChecksum(StepContext& ctx, const ImageInfo& info, const std::
                             const std::string& path) {
   if (info.checksum.empty() || actual == info.checksum) return {};
   for (uint64_t offset : wipeOffsets) {
-    if (auto wiped = zeroRegion(path, offset, kWipeBytes); !wiped) {
+    if (auto wiped = zeroRange(path, offset, kWipeBytes); !wiped) {
       ctx.log.error("Cannot wipe the start of the bad image", {{"error", wiped.error().message}});
     }
   }
@@ -695,7 +696,7 @@ Result<WriteResult> writeQcow2(StepContext& ctx, const ImageInfo& info, const Wr
     return internalError("qemu-img convert of the qcow2 image failed (exit " +
                          std::to_string(output.exitCode) + "): " + output.err);
   }
-  KILN_TRY_VOID(zeroRegion(target.path, plan.offset, std::min(kWipeBytes, plan.capacity)));
+  KILN_TRY_VOID(zeroRange(target.path, plan.offset, std::min(kWipeBytes, plan.capacity)));
   return WriteResult{attempt.downloaded, virtualSize, attempt.checksum, secondsSince(ctx, start)};
 }
 
@@ -743,20 +744,6 @@ Result<WriteResult> writeImage(StepContext& ctx, const ImageInfo& info, const Wr
 Result<void> writeRegion(const std::string& path, uint64_t offset, std::string_view bytes) {
   auto fd = KILN_TRY(openForWrite(path, 0));
   KILN_TRY_VOID(pwriteAll(fd.get(), bytes.data(), bytes.size(), offset, path));
-  if (::fdatasync(fd.get()) != 0 && errno != EINVAL) {
-    return internalError("Syncing " + path + " failed: " + errnoText(errno));
-  }
-  return {};
-}
-
-Result<void> zeroRegion(const std::string& path, uint64_t offset, uint64_t length) {
-  const std::string zeros(static_cast<size_t>(std::min<uint64_t>(length, kMiB)), '\0');
-  auto fd = KILN_TRY(openForWrite(path, 0));
-  for (uint64_t done = 0; done < length;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(zeros.size(), length - done));
-    KILN_TRY_VOID(pwriteAll(fd.get(), zeros.data(), n, offset + done, path));
-    done += n;
-  }
   if (::fdatasync(fd.get()) != 0 && errno != EINVAL) {
     return internalError("Syncing " + path + " failed: " + errnoText(errno));
   }

@@ -51,7 +51,4 @@ Result<uint64_t> targetCapacity(const WriteTarget& target);
 /// Writes `bytes` at `offset` of an existing device or file and syncs it.
 Result<void> writeRegion(const std::string& path, uint64_t offset, std::string_view bytes);
 
-/// Overwrites `length` bytes at `offset` with zeros and syncs.
-Result<void> zeroRegion(const std::string& path, uint64_t offset, uint64_t length);
-
 }  // namespace kiln::agent

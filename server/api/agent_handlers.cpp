@@ -40,11 +40,12 @@ Result<ApiResponse> AgentHandlers::heartbeat(RequestContext& ctx) {
                    "kiln-agent's pull protocol (docs/protocol.md); ironic-python-agent is not "
                    "supported.");
   }
-  std::string uuid;
-  {
+  // Agents heartbeat with the node's UUID (the conductor answers 404 for an unknown one); a name
+  // is resolved here.
+  std::string uuid = ctx.param(0);
+  if (!isUuidLike(uuid)) {
     auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));
-    Record node = KILN_TRY(findNode(*tx, ctx, ctx.param(0)));
-    uuid = node.uuid();
+    uuid = KILN_TRY(findNode(*tx, ctx, uuid)).uuid();
   }
   const protocol::HeartbeatResponse response = KILN_TRY(deps_.conductor.heartbeat(uuid, *beat));
   return jsonResponse(202, dumpJson(response.toJson()));

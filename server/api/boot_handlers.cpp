@@ -19,12 +19,6 @@ ApiResponse textResponse(std::string body, std::string contentType = "text/plain
   return r;
 }
 
-nlohmann::json objectField(const Record& node, size_t field) {
-  if (node[field].isNull()) return nlohmann::json::object();
-  auto parsed = parseJson(node.str(field));
-  return parsed && parsed->is_object() ? *parsed : nlohmann::json::object();
-}
-
 }  // namespace
 
 Result<ApiResponse> BootHandlers::chain(RequestContext& ctx) {

@@ -62,12 +62,6 @@ FieldMask ownedFields() {
   return m;
 }
 
-json parseObject(const Record& node, size_t field) {
-  if (node[field].isNull()) return json::object();
-  auto parsed = parseJson(node.str(field));
-  return parsed && parsed->is_object() ? *parsed : json::object();
-}
-
 void clearFlow(json& info, StepKind kind) {
   const auto& k = keysFor(kind);
   info.erase(k.steps);
@@ -134,9 +128,9 @@ Result<TaskContext> Conductor::loadTask(Transaction& tx, const std::string& uuid
   if (!found) return notFound("Node " + uuid + " could not be found.");
   TaskContext task;
   task.node = std::move(*found);
-  task.driverInfo = parseObject(task.node, kNodeDriverInfo);
-  task.instanceInfo = parseObject(task.node, kNodeInstanceInfo);
-  task.internalInfo = parseObject(task.node, kNodeDriverInternalInfo);
+  task.driverInfo = objectField(task.node, kNodeDriverInfo);
+  task.instanceInfo = objectField(task.node, kNodeInstanceInfo);
+  task.internalInfo = objectField(task.node, kNodeDriverInternalInfo);
   task.traits = KILN_TRY(tx.traits().get(task.node.id()));
   ListQuery ports;
   ports.limit = 0;
@@ -202,7 +196,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
 
     if (event == "abort") {
       if (from == state::kCleanWait) {
-        const json current = parseObject(node, kNodeCleanStep);
+        const json current = objectField(node, kNodeCleanStep);
         const bool abortable = current.empty() || current.value("abortable", false);
         if (!abortable) {
           // Ironic: the abort happens once the running step finishes.
@@ -535,7 +529,7 @@ Result<std::vector<InterfaceValidation>> Conductor::validateNode(const std::stri
                    templates.error().message;
       }
     } else if (info.type == InterfaceType::Raid) {
-      const json target = parseObject(node, kNodeTargetRaidConfig);
+      const json target = objectField(node, kNodeTargetRaidConfig);
       if (!target.empty()) {
         if (auto parsed = parseRaidConfig(target); !parsed) v.reason = parsed.error().message;
       }
@@ -784,7 +778,12 @@ Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind)
   task.log.info(kind == StepKind::Clean ? "running clean step" : "running deploy step",
                 {{"step", step.key()}, {"index", std::to_string(index)}});
 
-  auto result = executeStep(task, step, kind);
+  return stepOutcome(task, kind, step, executeStep(task, step, kind));
+}
+
+Result<Conductor::Next> Conductor::stepOutcome(TaskContext& task, StepKind kind,
+                                               const PlannedStep& step,
+                                               const Result<StepResult>& result) {
   if (!result) {
     const std::string what = kind == StepKind::Clean ? "cleaning" : "deployment";
     // The failed step stays in deploy_step (deployment steps spec); clean_step is cleared.
@@ -797,7 +796,7 @@ Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind)
     KILN_TRY_VOID(saveInNewTransaction(task));
     return Next::Stop;
   }
-  info[keys.completed] = true;
+  task.internalInfo[keysFor(kind).completed] = true;
   KILN_TRY_VOID(saveInNewTransaction(task));
   return Next::Continue;
 }
@@ -931,7 +930,7 @@ void Conductor::checkWaitingNodes() {
   const auto nowSeconds = std::chrono::system_clock::to_time_t(now);
   for (const auto& node : waiting) {
     if (!node[kNodeReservation].isNull()) continue;
-    const json info = parseObject(node, kNodeDriverInternalInfo);
+    const json info = objectField(node, kNodeDriverInternalInfo);
     if (info.contains("wait_until") && info["wait_until"].is_number_integer()) {
       if (info["wait_until"].get<int64_t>() <= nowSeconds) (void)resume(node.uuid(), true);
       continue;
@@ -967,7 +966,7 @@ void Conductor::checkWaitingNodes() {
                                 std::to_string(timeout) + " seconds.");
       continue;
     }
-    const json current = parseObject(task->node, clean ? kNodeCleanStep : kNodeDeployStep);
+    const json current = objectField(task->node, clean ? kNodeCleanStep : kNodeDeployStep);
     const std::string step = current.empty() ? "(none yet)" : stepName(current);
     (void)failFlow(*task, clean ? "Timeout reached while cleaning the node. Please check if the "
                                   "ramdisk responsible for the cleaning is running on the node. "
@@ -1077,8 +1076,8 @@ void Conductor::recoverInterruptedNodes() {
     if (!task) continue;
     Record& node = task->node;
     if (working) {
-      const json clean = parseObject(node, kNodeCleanStep);
-      const json deploy = parseObject(node, kNodeDeployStep);
+      const json clean = objectField(node, kNodeCleanStep);
+      const json deploy = objectField(node, kNodeDeployStep);
       const json& step = s == state::kCleaning ? clean : deploy;
       std::string msg = "kiln-server stopped while the node was " + s;
       if (!step.empty()) msg += " (at step " + stepName(step) + ")";

@@ -135,6 +135,10 @@ class Conductor {
   /// Runs the next step of the node's clean or deploy plan.
   Result<Next> runNextStep(TaskContext& task, StepKind kind);
   Result<StepResult> executeStep(TaskContext& task, const PlannedStep& step, StepKind kind);
+  /// After a step ran: fails the flow naming the step, parks the node (Wait), or marks the step
+  /// completed so the next one runs.
+  Result<Next> stepOutcome(TaskContext& task, StepKind kind, const PlannedStep& step,
+                           const Result<StepResult>& result);
   /// Handles the agent's report on the command the current step queued (conductor_agent.cpp).
   Result<Next> takeAgentResult(TaskContext& task, StepKind kind);
   /// Marks a parked node as resumed under this conductor's reservation (same transaction).

@@ -227,35 +227,20 @@ Result<Conductor::Next> Conductor::takeAgentResult(TaskContext& task, StepKind k
     return Next::Continue;
   }
   auto step = KILN_TRY(PlannedStep::fromJson(steps[static_cast<size_t>(index)]));
-  const std::string what = kind == StepKind::Clean ? "cleaning" : "deployment";
   const std::string status = report.value("status", "");
   if (status != "SUCCEEDED") {
     std::string error = report.contains("error") && report["error"].is_string()
                             ? report["error"].get<std::string>()
                             : "the agent reported status " + status;
-    return failFlow(task, "Node " + task.uuid() + " failed " + what + " step " + step.key() +
-                              ": " + error);
+    return stepOutcome(task, kind, step, invalid(std::move(error)));
   }
-  StepResult next = StepResult::Done;
+  Result<StepResult> outcome = StepResult::Done;
   const StepDefinition* def = findStepDefinition(*task.driver, step.interface, step.step);
   if (def && def->onAgentResult) {
     const json result = report.contains("result") ? report["result"] : json::object();
-    auto handled = def->onAgentResult(task, step.args, result);
-    if (!handled) {
-      return failFlow(task, "Node " + task.uuid() + " failed " + what + " step " + step.key() +
-                                ": " + handled.error().message);
-    }
-    next = *handled;
+    outcome = def->onAgentResult(task, step.args, result);
   }
-  if (next == StepResult::Wait) {
-    transition(task, "wait");
-    task.node.setNull(kNodeReservation);
-    KILN_TRY_VOID(saveInNewTransaction(task));
-    return Next::Stop;
-  }
-  info[keys.completed] = true;
-  KILN_TRY_VOID(saveInNewTransaction(task));
-  return Next::Continue;
+  return stepOutcome(task, kind, step, outcome);
 }
 
 }  // namespace kiln::server

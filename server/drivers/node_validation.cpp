@@ -9,12 +9,6 @@
 namespace kiln::server {
 namespace {
 
-Json objectField(const Record& node, size_t field) {
-  if (node[field].isNull()) return Json::object();
-  auto parsed = parseJson(node.str(field));
-  return parsed && parsed->is_object() ? *parsed : Json::object();
-}
-
 std::string pyList(const std::vector<std::string>& items) {
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i) out += (i ? ", '" : "'") + items[i] + "'";

@@ -184,4 +184,10 @@ std::string maskInstanceInfo(const std::string& json) {
   return dumpJson(*parsed);
 }
 
+Json objectField(const Record& node, size_t field) {
+  if (node[field].isNull()) return Json::object();
+  auto parsed = parseJson(node.str(field));
+  return parsed && parsed->is_object() ? *parsed : Json::object();
+}
+
 }  // namespace kiln::server

@@ -10,6 +10,7 @@
 #include "server/drivers/interface_types.h"
 #include "server/model/record.h"
 #include "shared/core/error.h"
+#include "shared/json/json_fwd.h"
 
 namespace kiln::server {
 
@@ -94,6 +95,10 @@ inline NodeField nodeInterfaceField(InterfaceType type) {
 Result<void> validateNodeName(std::string_view name);
 
 /// Masks password-like keys of a JSON object ("******"), recursively, as oslo's
+/// A JSON-object field of a node (properties, driver_info, raid_config, ...), parsed; an empty
+/// object when the field is null or holds anything but an object.
+Json objectField(const Record& node, size_t field);
+
 /// mask_dict_password does. Returns `json` unchanged when nothing needs masking.
 std::string maskSecrets(const std::string& json);
 

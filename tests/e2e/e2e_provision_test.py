@@ -35,7 +35,7 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from kiln_process import KilnServer  # noqa: E402
+from kiln_process import KilnServer, print_log_tails, stop_process  # noqa: E402
 
 MAC = "52:54:00:6b:69:01"
 DISK_GIB = 2
@@ -324,19 +324,10 @@ def main():
         print("e2e provision test passed")
         return 0
     except BaseException:
-        for log in ("server.log", "vm1.serial.log", "bmc.log"):
-            path = os.path.join(work, log)
-            if os.path.exists(path):
-                with open(path, errors="replace") as f:
-                    sys.stderr.write("---- %s (tail) ----\n%s\n" % (log, "".join(f.readlines()[-80:])))
+        print_log_tails([os.path.join(work, log) for log in ("server.log", "vm1.serial.log", "bmc.log")], 80)
         raise
     finally:
-        if run.bmc and run.bmc.poll() is None:
-            run.bmc.terminate()
-            try:
-                run.bmc.wait(30)
-            except subprocess.TimeoutExpired:
-                run.bmc.kill()
+        stop_process(run.bmc, 30)
         if run.server:
             run.server.stop()
         for httpd in (answers, images):

@@ -26,12 +26,11 @@ import http.server
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 
-from kiln_process import KilnServer
+from kiln_process import KilnServer, print_log_tails
 
 MAC = "52:54:00:6b:69:6c"
 DISK_BYTES = 96 << 20
@@ -258,10 +257,7 @@ def main():
             assert "deploy.write_image" in n["last_error"] and bad_url in n["last_error"], n["last_error"]
             print("unreachable URL ok:", n["last_error"])
         except BaseException:
-            for path in (server.log_path, agent_log):
-                if os.path.exists(path):
-                    with open(path, errors="replace") as f:
-                        sys.stderr.write("---- %s (tail) ----\n%s\n" % (path, "".join(f.readlines()[-60:])))
+            print_log_tails((server.log_path, agent_log))
             raise
         finally:
             for a in agents:

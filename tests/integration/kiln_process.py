@@ -8,11 +8,31 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 
 VERSION = "1.78"
+
+
+def stop_process(proc, timeout=10):
+    """SIGTERM, then SIGKILL if `proc` has not exited within `timeout` seconds."""
+    if proc and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def print_log_tails(paths, lines=60):
+    """Writes the last `lines` lines of each existing log file to stderr (after a failure)."""
+    for path in paths:
+        if os.path.exists(path):
+            with open(path, errors="replace") as f:
+                sys.stderr.write("---- %s (tail) ----\n%s\n" % (path, "".join(f.readlines()[-lines:])))
 
 
 class KilnServer:
@@ -55,12 +75,7 @@ class KilnServer:
         self.proc.wait()
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        stop_process(self.proc)
 
     def call(self, method, path, body=None):
         data = None if body is None else json.dumps(body).encode()

@@ -137,12 +137,7 @@ class AgentInspect final : public InspectInterface {
       return StepResult::Wait;
     }
     info.erase("agent_inspecting");
-    json properties = json::object();
-    if (!task.node[kNodeProperties].isNull()) {
-      if (auto parsed = parseJson(task.node.str(kNodeProperties)); parsed && parsed->is_object()) {
-        properties = *parsed;
-      }
-    }
+    json properties = objectField(task.node, kNodeProperties);
     applyInventory(properties, info[agent::kInventory]);
     task.node.setText(kNodeProperties, dumpJson(properties));
     KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));

@@ -104,18 +104,13 @@ Result<void> leaveRamdisk(TaskContext& task, std::chrono::seconds powerTimeout) 
 }
 
 json nodeForAgent(const TaskContext& task) {
-  auto object = [&](size_t field) {
-    if (task.node[field].isNull()) return json::object();
-    auto parsed = parseJson(task.node.str(field));
-    return parsed && parsed->is_object() ? *parsed : json::object();
-  };
   json instance = task.instanceInfo;
   instance.erase("configdrive");  // large, secret, and handed to write_image explicitly
   return json{{"uuid", task.uuid()},
-              {"properties", object(kNodeProperties)},
+              {"properties", objectField(task.node, kNodeProperties)},
               {"instance_info", instance},
-              {"target_raid_config", object(kNodeTargetRaidConfig)},
-              {"raid_config", object(kNodeRaidConfig)}};
+              {"target_raid_config", objectField(task.node, kNodeTargetRaidConfig)},
+              {"raid_config", objectField(task.node, kNodeRaidConfig)}};
 }
 
 }  // namespace kiln::server::agent
