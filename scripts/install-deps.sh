@@ -17,7 +17,7 @@ PACKAGES="
   python3 python3-ironicclient python3-openstackclient python3-os-traits
   python3-tempest python3-ddt python3-stestr python3-testtools python3-subunit
   apache2-utils
-  wrk time
+  wrk time valgrind
 "
 
 missing=""

@@ -36,7 +36,7 @@ struct Config {
   int port = 6385;
   int maxLimit = 1000;
   std::string publicEndpoint;  ///< base URL used in links; empty = from the request's Host
-  int apiWorkers = 0;          ///< HTTP threads; 0 = two per CPU
+  int apiWorkers = 0;          ///< HTTP threads; 0 = three per CPU
   int ramdiskHeartbeatTimeout = 300;  ///< told to agents at lookup (config.heartbeat_timeout)
   bool restrictLookup = true;  ///< lookup only finds nodes in states where an agent is expected
 

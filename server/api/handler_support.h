@@ -28,6 +28,9 @@ Result<ApiResponse> inTransaction(Storage& storage, Storage::Mode mode, F&& body
 /// Finds a node by UUID, or (API >= 1.5) by name. A non-UUID that is not a valid name is 400
 /// "Expected a logical name or UUID but received X."; below 1.5 names are not looked up.
 Result<Record> findNode(Transaction& tx, const RequestContext& ctx, const std::string& ident);
+/// Like findNode(), into `out` (reusing its strings' capacity).
+Result<void> findNodeInto(Transaction& tx, const RequestContext& ctx, const std::string& ident,
+                          Record& out);
 
 /// Timestamp for created_at / updated_at.
 inline std::string timestamp(const ApiDeps& deps) { return formatIsoTime(deps.clock.now()); }

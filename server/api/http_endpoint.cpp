@@ -2,7 +2,14 @@
 
 #include <pistache/endpoint.h>
 #include <pistache/http.h>
+#include <pistache/peer.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cerrno>
 #include <thread>
 
 namespace kiln::server {
@@ -10,21 +17,118 @@ namespace {
 
 using namespace Pistache;
 
-/// A response header with a name chosen at run time (Pistache's typed headers have fixed
-/// names, and raw headers are not written on responses).
-class NamedHeader final : public Http::Header::Header {
- public:
-  NamedHeader(std::string name, std::string value)
-      : name_(std::move(name)), value_(std::move(value)) {}
-  const char* name() const override { return name_.c_str(); }
-  uint64_t hash() const override { return std::hash<std::string>{}(name_); }
-  void parse(const std::string& data) override { value_ = data; }
-  void write(std::ostream& os) const override { os << value_; }
+/// Connection handling of one request: what the response says and whether the connection
+/// ends after it. HTTP/1.1 is persistent unless the client says otherwise (RFC 9112 §9.3);
+/// HTTP/1.0 only when the client asks for it. (Pistache alone answers every request without a
+/// Connection header with "Close", one TCP connection per request.)
+bool keepsAlive(const Http::Request& req) {
+  const auto connection = req.headers().tryGet<Http::Header::Connection>();
+  if (connection) {
+    return connection->control() != Http::ConnectionControl::Close;
+  }
+  return req.version() == Http::Version::Http11;
+}
 
- private:
-  std::string name_;
-  std::string value_;
+/// The status line and headers of `response`, ending with the blank line.
+std::string responseHead(const ApiResponse& response, bool keepAlive) {
+  std::string head;
+  head.reserve(512);
+  head += "HTTP/1.1 ";
+  head += std::to_string(response.status);
+  head += ' ';
+  head += Http::codeString(static_cast<Http::Code>(response.status));
+  head += "\r\n";
+  if (!response.contentType.empty() && response.status != 204) {
+    head += "Content-Type: ";
+    head += response.contentType;
+    head += "\r\n";
+  }
+  for (const auto& [name, value] : response.headers) {
+    head += name;
+    head += ": ";
+    head += value;
+    head += "\r\n";
+  }
+  head += keepAlive ? "Connection: Keep-Alive\r\n" : "Connection: Close\r\n";
+  if (response.status != 204) {  // RFC 9110 §8.6: no Content-Length on a 204
+    head += "Content-Length: ";
+    head += std::to_string(response.body.size());
+    head += "\r\n";
+  }
+  head += "\r\n";
+  return head;
+}
+
+/// What sendResponse keeps per connection: the responses still queued in Pistache's writer.
+/// While there are any, a new response joins the queue too, so responses leave in order.
+struct ConnectionState {
+  int queued = 0;
 };
+constexpr const char* kConnectionStateKey = "kiln.connection";
+
+/// The connection's state, made on its first response. A response leaves in one write, or in
+/// two when the socket buffer fills: without TCP_NODELAY the second part would wait for the
+/// client's delayed ACK (40 ms).
+std::shared_ptr<ConnectionState> connectionState(const std::shared_ptr<Tcp::Peer>& peer) {
+  auto state = std::static_pointer_cast<ConnectionState>(peer->tryGetData(kConnectionStateKey));
+  if (!state) {
+    const int one = 1;
+    ::setsockopt(peer->fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    state = std::make_shared<ConnectionState>();
+    peer->putData(kConnectionStateKey, state);
+  }
+  return state;
+}
+
+/// Writes the response straight to the socket from the handler's reactor thread. Pistache's
+/// own path copies the body twice into its buffers and hands it to the reactor through a queue
+/// and an eventfd (about ten system calls a request); a single non-blocking sendmsg() of the
+/// head and the body usually sends everything. What the socket does not take now (a large body,
+/// a slow client) goes to Pistache's writer, which sends it when the socket is writable.
+void sendResponse(const std::shared_ptr<Tcp::Peer>& peer, const ApiResponse& response,
+                  bool keepAlive) {
+  const std::string head = responseHead(response, keepAlive);
+  const int fd = peer->fd();
+
+  auto state = connectionState(peer);
+  size_t sent = 0;
+  const size_t total = head.size() + response.body.size();
+  if (state->queued == 0) {
+    iovec iov[2] = {{const_cast<char*>(head.data()), head.size()},
+                    {const_cast<char*>(response.body.data()), response.body.size()}};
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = response.body.empty() ? 1 : 2;
+    const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      return;  // the peer is gone; Pistache notices on its side of the socket
+    }
+    sent = n > 0 ? static_cast<size_t>(n) : 0;
+  }
+  if (sent == total) {
+    if (!keepAlive) ::shutdown(fd, SHUT_WR);
+    return;
+  }
+
+  std::string rest;
+  rest.reserve(total - sent);
+  if (sent < head.size()) {
+    rest.append(head, sent);
+    rest += response.body;
+  } else {
+    rest.append(response.body, sent - head.size());
+  }
+  ++state->queued;
+  const size_t length = rest.size();
+  std::weak_ptr<Tcp::Peer> weak = peer;
+  peer->send(RawBuffer(std::move(rest), length))
+      .then(
+          [state, weak, keepAlive](ssize_t) {
+            --state->queued;
+            if (auto p = weak.lock(); p && !keepAlive) ::shutdown(p->fd(), SHUT_WR);
+          },
+          [state](std::exception_ptr&) { --state->queued; });
+}
 
 class PistacheHandler final : public Http::Handler {
  public:
@@ -41,27 +145,17 @@ class PistacheHandler final : public Http::Handler {
     }
     for (const auto& [name, raw] : req.headers().rawList()) {
       std::string lower = name;
-      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (auto& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c;
       request.headers.emplace_back(std::move(lower), raw.value());
     }
     request.body = req.body();
 
-    // HTTP/1.1 is persistent unless the client says otherwise (RFC 9112 §9.3).
-    if (req.version() == Http::Version::Http11 && !req.headers().has("Connection")) {
-      writer.headers().remove<Http::Header::Connection>();
-      writer.headers().add<Http::Header::Connection>(Http::ConnectionControl::KeepAlive);
-    }
-
-    ApiResponse response = api_->handle(request);
-    for (auto& [name, value] : response.headers) {
-      writer.headers().add(std::make_shared<NamedHeader>(name, value));
-    }
-    const auto code = static_cast<Http::Code>(response.status);
-    if (response.status == 204 || response.contentType.empty()) {
-      writer.send(code, response.body);
-    } else {
-      writer.send(code, response.body, MIME(Application, Json));
-    }
+    const ApiResponse response = api_->handle(request);
+    auto peer = writer.peer();
+    sendResponse(peer, response, keepsAlive(req));
+    // What ResponseWriter::send would have done besides writing: the connection is idle
+    // again, so Pistache's keep-alive timeout may close it without a 408.
+    peer->setIdle(true);
   }
 
  private:
@@ -87,11 +181,13 @@ Result<void> HttpEndpoint::start() {
   try {
     Address addr(impl_->hostIp, Port(impl_->port));
     impl_->endpoint = std::make_unique<Http::Endpoint>(addr);
-    // Default: two reactor threads per CPU. Handlers block briefly on SQLite, and with one
-    // thread per CPU a core idles while its thread waits; docs/benchmarks.md has the figures.
+    // Default: three reactor threads per CPU. A reactor thread serves its connections one
+    // request at a time; with fewer threads a connection waits longer behind its neighbours
+    // (wrk -c10 here: p99 of single-node GETs 1-27 ms with one or two threads per CPU,
+    // 0.8-1.4 ms with three); docs/benchmarks.md has the figures.
     int threads = impl_->threads > 0
                       ? impl_->threads
-                      : 2 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+                      : 3 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     impl_->endpoint->init(Http::Endpoint::options()
                               .threads(threads)
                               .flags(Tcp::Options::ReuseAddr)

@@ -62,6 +62,28 @@ FieldMask ownedFields() {
   return m;
 }
 
+/// Calls `fn(node)` for every node matching `filters`, in id order, reading 200 nodes at a time
+/// in short read transactions: the periodic tasks of a server with tens of thousands of nodes
+/// never hold them all in memory. `fn` returns false to stop; so does a failed read.
+void forEachNode(Storage& storage, const std::vector<ListFilter>& filters,
+                 const std::function<bool(const Record&)>& fn) {
+  ListQuery q;
+  q.filters = filters;
+  q.limit = 200;
+  std::vector<Record> page;
+  while (true) {
+    {
+      auto tx = storage.begin(Mode::Read);
+      if (!tx || !(*tx)->nodes().listInto(q, page)) return;
+    }
+    for (const auto& node : page) {
+      if (!fn(node)) return;
+    }
+    if (page.size() < static_cast<size_t>(q.limit)) return;
+    q.marker = page.back();
+  }
+}
+
 void clearFlow(json& info, StepKind kind) {
   const auto& k = keysFor(kind);
   info.erase(k.steps);
@@ -977,103 +999,87 @@ void Conductor::checkWaitingNodes() {
 }
 
 void Conductor::syncPowerStates() {
-  std::vector<Record> nodes;
+  const std::vector<ListFilter> filters = {
+      {ListFilter::Op::Equals, kNodeMaintenance, Value::boolean(false), {}},
+      {ListFilter::Op::IsNull, kNodeReservation, {}, {}}};
+  forEachNode(deps_.storage, filters, [&](const Record& n) { return syncPowerState(n); });
+}
+
+bool Conductor::syncPowerState(const Record& n) {
+  if (!deps_.drivers.find(n.str(kNodeDriver))) return true;
+  // Ironic's SYNC_EXCLUDED_STATES: nodes not yet verified, failed adoptions, and nodes
+  // waiting for their agent (which may be powering them on and off).
+  const std::string s = n.str(kNodeProvisionState);
+  if (s == state::kEnroll || s == state::kAdoptFailed || s == state::kDeployWait ||
+      s == state::kCleanWait || !n[kNodeTargetPowerState].isNull()) {
+    return true;
+  }
+  TaskContext task;
   {
     auto tx = deps_.storage.begin(Mode::Read);
-    if (!tx) return;
-    ListQuery q;
-    q.limit = 0;
-    q.filters.push_back({ListFilter::Op::Equals, kNodeMaintenance, Value::boolean(false), {}});
-    q.filters.push_back({ListFilter::Op::IsNull, kNodeReservation, {}, {}});
-    auto listed = (*tx)->nodes().list(q);
-    if (!listed) return;
-    nodes = std::move(*listed);
+    if (!tx) return false;
+    auto loaded = loadTask(**tx, n.uuid());
+    if (!loaded) return true;
+    task = std::move(*loaded);
   }
-  for (const auto& n : nodes) {
-    if (!deps_.drivers.find(n.str(kNodeDriver))) continue;
-    // Ironic's SYNC_EXCLUDED_STATES: nodes not yet verified, failed adoptions, and nodes
-    // waiting for their agent (which may be powering them on and off).
-    const std::string s = n.str(kNodeProvisionState);
-    if (s == state::kEnroll || s == state::kAdoptFailed || s == state::kDeployWait ||
-        s == state::kCleanWait || !n[kNodeTargetPowerState].isNull()) {
-      continue;
-    }
-    TaskContext task;
-    {
-      auto tx = deps_.storage.begin(Mode::Read);
-      if (!tx) return;
-      auto loaded = loadTask(**tx, n.uuid());
-      if (!loaded) continue;
-      task = std::move(*loaded);
-    }
-    auto driver = driverFor(task.node);
-    if (!driver || driver->power->validate(task)) continue;  // not set up for power yet
-    task.driver = &*driver;
-    auto observed = driver->power->getPowerState(task);
-    auto tx = deps_.storage.begin(Mode::Write);
-    if (!tx) return;
-    auto current = loadTask(**tx, n.uuid());
-    if (!current || !current->node[kNodeReservation].isNull() || current->node.flag(kNodeMaintenance)) continue;
-    const int failures = current->internalInfo.value("power_sync_failures", 0);
-    FieldMask extra;
-    if (!observed) {
-      current->internalInfo["power_sync_failures"] = failures + 1;
-      if (failures + 1 >= deps_.config.powerStateSyncMaxRetries) {
-        current->node.setBool(kNodeMaintenance, true);
-        current->node.setText(kNodeMaintenanceReason,
-                              "During sync_power_state, max retries exceeded for node " + n.uuid() +
-                                  ". Switching node to maintenance mode. Error: " + observed.error().message);
-        current->node.setText(kNodeFault, "power failure");
-        current->internalInfo.erase("power_sync_failures");
-        extra.set(kNodeMaintenance).set(kNodeMaintenanceReason);
-        current->log.error("power state sync failed; node put in maintenance",
-                           {{"error", observed.error().message}});
-      }
-    } else {
+  auto driver = driverFor(task.node);
+  if (!driver || driver->power->validate(task)) return true;  // not set up for power yet
+  task.driver = &*driver;
+  auto observed = driver->power->getPowerState(task);
+  auto tx = deps_.storage.begin(Mode::Write);
+  if (!tx) return false;
+  auto current = loadTask(**tx, n.uuid());
+  if (!current || !current->node[kNodeReservation].isNull() || current->node.flag(kNodeMaintenance)) return true;
+  const int failures = current->internalInfo.value("power_sync_failures", 0);
+  FieldMask extra;
+  if (!observed) {
+    current->internalInfo["power_sync_failures"] = failures + 1;
+    if (failures + 1 >= deps_.config.powerStateSyncMaxRetries) {
+      current->node.setBool(kNodeMaintenance, true);
+      current->node.setText(kNodeMaintenanceReason,
+                            "During sync_power_state, max retries exceeded for node " + n.uuid() +
+                                ". Switching node to maintenance mode. Error: " + observed.error().message);
+      current->node.setText(kNodeFault, "power failure");
       current->internalInfo.erase("power_sync_failures");
-      const auto recorded = current->node.optStr(kNodePowerState);
-      if (!recorded) {
-        current->node.setText(kNodePowerState, *observed);
-      } else if (*recorded != *observed) {
-        if (deps_.config.forcePowerStateDuringSync) {
-          current->log.warning("power state differs from the recorded one; restoring it",
-                               {{"recorded", *recorded}, {"observed", *observed}});
-          current->driver = &*driver;
-          if (auto r = driver->power->setPowerState(*current, *recorded, std::chrono::seconds(deps_.config.powerStateChangeTimeout)); !r) {
-            current->node.setText(kNodePowerState, *observed);
-          }
-        } else {
-          current->log.warning("power state changed outside Kiln",
-                               {{"recorded", *recorded}, {"observed", *observed}});
+      extra.set(kNodeMaintenance).set(kNodeMaintenanceReason);
+      current->log.error("power state sync failed; node put in maintenance",
+                         {{"error", observed.error().message}});
+    }
+  } else {
+    current->internalInfo.erase("power_sync_failures");
+    const auto recorded = current->node.optStr(kNodePowerState);
+    if (!recorded) {
+      current->node.setText(kNodePowerState, *observed);
+    } else if (*recorded != *observed) {
+      if (deps_.config.forcePowerStateDuringSync) {
+        current->log.warning("power state differs from the recorded one; restoring it",
+                             {{"recorded", *recorded}, {"observed", *observed}});
+        current->driver = &*driver;
+        if (auto r = driver->power->setPowerState(*current, *recorded, std::chrono::seconds(deps_.config.powerStateChangeTimeout)); !r) {
           current->node.setText(kNodePowerState, *observed);
         }
       } else {
-        continue;
+        current->log.warning("power state changed outside Kiln",
+                             {{"recorded", *recorded}, {"observed", *observed}});
+        current->node.setText(kNodePowerState, *observed);
       }
+    } else {
+      return true;
     }
-    if (saveTask(**tx, *current, extra)) (void)(*tx)->commit();
   }
+  if (saveTask(**tx, *current, extra)) (void)(*tx)->commit();
+  return true;
 }
 
 void Conductor::recoverInterruptedNodes() {
-  std::vector<Record> nodes;
-  {
-    auto tx = deps_.storage.begin(Mode::Read);
-    if (!tx) return;
-    ListQuery q;
-    q.limit = 0;
-    auto listed = (*tx)->nodes().list(q);
-    if (!listed) return;
-    nodes = std::move(*listed);
-  }
-  for (const auto& n : nodes) {
+  forEachNode(deps_.storage, {}, [&](const Record& n) {
     const std::string s = n.str(kNodeProvisionState);
     const bool working = isWorkingState(s);
-    if (!working && n[kNodeReservation].isNull() && n[kNodeTargetPowerState].isNull()) continue;
+    if (!working && n[kNodeReservation].isNull() && n[kNodeTargetPowerState].isNull()) return true;
     auto tx = deps_.storage.begin(Mode::Write);
-    if (!tx) return;
+    if (!tx) return false;
     auto task = loadTask(**tx, n.uuid());
-    if (!task) continue;
+    if (!task) return true;
     Record& node = task->node;
     if (working) {
       const json clean = objectField(node, kNodeCleanStep);
@@ -1103,7 +1109,8 @@ void Conductor::recoverInterruptedNodes() {
     }
     node.setNull(kNodeReservation);
     if (saveTask(**tx, *task)) (void)(*tx)->commit();
-  }
+    return true;
+  });
 }
 
 void Conductor::periodicLoop() {

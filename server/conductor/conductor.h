@@ -156,6 +156,8 @@ class Conductor {
   void recoverInterruptedNodes();
   void checkWaitingNodes();
   void syncPowerStates();
+  /// One node of syncPowerStates(); false stops the sync (the database is unavailable).
+  bool syncPowerState(const Record& node);
   void periodicLoop();
 
   Deps deps_;

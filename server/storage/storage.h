@@ -62,10 +62,27 @@ class RecordStore {
   virtual const Schema& schema() const = 0;
 
   /// The row whose `field` equals `value` (a unique field: id, uuid, name, address), if any.
-  virtual Result<std::optional<Record>> findBy(int field, const Value& value) = 0;
+  Result<std::optional<Record>> findBy(int field, const Value& value) {
+    Record out;
+    if (!KILN_TRY(findInto(field, value, out))) return std::optional<Record>();
+    return std::optional<Record>(std::move(out));
+  }
+
+  /// Like findBy(), written over `out` (reusing its strings' capacity); false if there is no
+  /// such row, and `out` is then unspecified.
+  virtual Result<bool> findInto(int field, const Value& value, Record& out) = 0;
 
   /// Rows matching the query.
-  virtual Result<std::vector<Record>> list(const ListQuery& query) = 0;
+  Result<std::vector<Record>> list(const ListQuery& query) {
+    std::vector<Record> out;
+    KILN_TRY_VOID(listInto(query, out));
+    return out;
+  }
+
+  /// Rows matching the query, written over `out` (resized to the number of rows). Records
+  /// already in `out` are reused with their strings' capacity, so a caller that keeps `out`
+  /// across requests (the node list pages) reads rows without allocating.
+  virtual Result<void> listInto(const ListQuery& query, std::vector<Record>& out) = 0;
 
   /// Number of rows matching the filters.
   virtual Result<int64_t> count(const std::vector<ListFilter>& filters) = 0;

@@ -1,5 +1,6 @@
 #include "shared/json/json_writer.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -29,9 +30,9 @@ inline bool anyNeedsEscape(uint64_t w) {
   return (lessThan20 | quote | backslash) != 0;
 }
 
-}  // namespace
-
-void JsonWriter::escapeBody(std::string& out, std::string_view value) {
+/// Appends the escaped form of `value` (no quotes) through `append(const char*, size_t)`.
+template <typename Append>
+void escapeInto(std::string_view value, Append&& append) {
   static constexpr char kHex[] = "0123456789abcdef";
   const char* p = value.data();
   const size_t n = value.size();
@@ -46,43 +47,53 @@ void JsonWriter::escapeBody(std::string& out, std::string_view value) {
   for (; i < n; ++i) {
     const auto c = static_cast<unsigned char>(p[i]);
     if (!kEscape[c]) continue;
-    out.append(p + run, i - run);
+    append(p + run, i - run);
     run = i + 1;
     switch (c) {
-      case '"': out.append("\\\"", 2); break;
-      case '\\': out.append("\\\\", 2); break;
-      case '\n': out.append("\\n", 2); break;
-      case '\r': out.append("\\r", 2); break;
-      case '\t': out.append("\\t", 2); break;
-      case '\b': out.append("\\b", 2); break;
-      case '\f': out.append("\\f", 2); break;
+      case '"': append("\\\"", 2); break;
+      case '\\': append("\\\\", 2); break;
+      case '\n': append("\\n", 2); break;
+      case '\r': append("\\r", 2); break;
+      case '\t': append("\\t", 2); break;
+      case '\b': append("\\b", 2); break;
+      case '\f': append("\\f", 2); break;
       default: {
         const char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0x0f]};
-        out.append(u, 6);
+        append(u, 6);
       }
     }
   }
-  out.append(p + run, n - run);
+  append(p + run, n - run);
+}
+
+}  // namespace
+
+void JsonWriter::grow(size_t more) {
+  buf_.resize(std::max(buf_.size() * 2, len_ + more));
+}
+
+void JsonWriter::escapeBody(std::string_view value) {
+  escapeInto(value, [this](const char* data, size_t n) { put(data, n); });
 }
 
 void JsonWriter::escapeTo(std::string& out, std::string_view value) {
   out.push_back('"');
-  escapeBody(out, value);
+  escapeInto(value, [&out](const char* data, size_t n) { out.append(data, n); });
   out.push_back('"');
 }
 
 void JsonWriter::stringParts(std::initializer_list<std::string_view> parts) {
   prefix();
-  out_.push_back('"');
-  for (auto part : parts) escapeBody(out_, part);
-  out_.push_back('"');
+  put('"');
+  for (auto part : parts) escapeBody(part);
+  put('"');
 }
 
 void JsonWriter::integer(int64_t value) {
   prefix();
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  out_.append(buf, static_cast<size_t>(end - buf));
+  put(buf, static_cast<size_t>(end - buf));
 }
 
 }  // namespace kiln

@@ -157,12 +157,12 @@ def main():
 
             # Automated cleaning in the agent (provide).
             server.provision("it-node", {"target": "manage"})
-            server.wait_for("it-node", {"manageable"})
+            server.wait_for("it-node", {"manageable"}, unlocked=True)
             status, _ = server.call("GET", "/v1/nodes/it-node/cleaning/steps")
             assert status == 202, status
             server.provision("it-node", {"target": "provide"})
             agent = boot_agent()
-            n = server.wait_for("it-node", {"available", "clean failed"}, timeout=60)
+            n = server.wait_for("it-node", {"available", "clean failed"}, timeout=60, unlocked=True)
             assert n["provision_state"] == "available", n["last_error"]
             with open(disk, "rb") as f:
                 assert f.read(DISK_BYTES).count(0) == DISK_BYTES, "the disk was not erased"
@@ -176,7 +176,7 @@ def main():
             # A raw image. The same agent process is still running (looking up); it gets the
             # new session once the node waits for it, writes, and exits at power off.
             server.provision("it-node", {"target": "active"})
-            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=60)
+            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=60, unlocked=True)
             assert n["provision_state"] == "active", n["last_error"]
             assert agent.wait_exit(30) == 0
             assert sha256_file(disk, IMAGE_BYTES) == raw_sum, "raw image bytes differ on disk"
@@ -187,11 +187,11 @@ def main():
             # Undeploy (automated cleaning again), then a zstd-compressed image.
             server.provision("it-node", {"target": "deleted"})
             agent = boot_agent()
-            n = server.wait_for("it-node", {"available", "clean failed"}, timeout=60)
+            n = server.wait_for("it-node", {"available", "clean failed"}, timeout=60, unlocked=True)
             assert n["provision_state"] == "available", n["last_error"]
             set_image(server, "it-node", images_http.url("disk.raw.zst"), zst_sum)
             server.provision("it-node", {"target": "active"})
-            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=60)
+            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=60, unlocked=True)
             assert n["provision_state"] == "active", n["last_error"]
             assert agent.wait_exit(30) == 0
             assert sha256_file(disk, IMAGE_BYTES) == raw_sum, "zstd image bytes differ on disk"
@@ -200,13 +200,13 @@ def main():
             # A config drive (base64 of a gzipped ISO stand-in) lands in a config-2 partition.
             server.provision("it-node", {"target": "deleted"})
             agent = boot_agent()
-            server.wait_for("it-node", {"available"}, timeout=60)
+            server.wait_for("it-node", {"available"}, timeout=60, unlocked=True)
             iso = b"CD001" + os.urandom(300 * 1024)
             set_image(server, "it-node", images_http.url("disk.raw"), raw_sum)
             patch(server, "it-node", [{"op": "add", "path": "/instance_info/configdrive",
                                        "value": base64.b64encode(gzip.compress(iso)).decode()}])
             server.provision("it-node", {"target": "active"})
-            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=60)
+            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=60, unlocked=True)
             assert n["provision_state"] == "active", n["last_error"]
             assert agent.wait_exit(30) == 0
             table = subprocess.run(["sgdisk", "-p", disk], capture_output=True, text=True, check=True).stdout
@@ -220,14 +220,14 @@ def main():
             # Manual cleaning from manageable: erase_devices_metadata only.
             patch(server, "it-node", [{"op": "add", "path": "/automated_clean", "value": False}])
             server.provision("it-node", {"target": "deleted"})
-            server.wait_for("it-node", {"available"}, timeout=30)
+            server.wait_for("it-node", {"available"}, timeout=30, unlocked=True)
             server.provision("it-node", {"target": "manage"})
-            server.wait_for("it-node", {"manageable"})
+            server.wait_for("it-node", {"manageable"}, unlocked=True)
             subprocess.run(["sgdisk", "-o", "-n", "1:0:+8M", disk], check=True, capture_output=True)
             agent = boot_agent()
             server.provision("it-node", {"target": "clean", "clean_steps": [
                 {"interface": "deploy", "step": "erase_devices_metadata"}]})
-            n = server.wait_for("it-node", {"manageable", "clean failed"}, timeout=60)
+            n = server.wait_for("it-node", {"manageable", "clean failed"}, timeout=60, unlocked=True)
             assert n["provision_state"] == "manageable", n["last_error"]
             with open(disk, "rb") as f:
                 assert f.read(1 << 20).count(0) == 1 << 20, "primary GPT not erased"
@@ -235,12 +235,12 @@ def main():
                 assert f.read(1 << 20).count(0) == 1 << 20, "backup GPT not erased"
             print("manual clean ok")
             server.provision("it-node", {"target": "provide"})
-            server.wait_for("it-node", {"available"}, timeout=30)
+            server.wait_for("it-node", {"available"}, timeout=30, unlocked=True)
 
             # A bad checksum: deploy failed, naming the step and the cause.
             set_image(server, "it-node", images_http.url("disk.raw"), "0" * 64)
             server.provision("it-node", {"target": "active"})
-            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=60)
+            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=60, unlocked=True)
             assert n["provision_state"] == "deploy failed", n
             assert "deploy.write_image" in n["last_error"] and "checksum" in n["last_error"].lower(), n["last_error"]
             assert n["deploy_step"].get("step") == "write_image", n["deploy_step"]
@@ -252,7 +252,7 @@ def main():
             agent.stop()
             agent = boot_agent()
             server.provision("it-node", {"target": "active"})
-            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=90)
+            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=90, unlocked=True)
             assert n["provision_state"] == "deploy failed", n
             assert "deploy.write_image" in n["last_error"] and bad_url in n["last_error"], n["last_error"]
             print("unreachable URL ok:", n["last_error"])

@@ -99,11 +99,14 @@ class KilnServer:
         status, resp = self.call("PUT", "/v1/nodes/%s/states/provision" % ident, body)
         assert status == 202, (ident, body, status, resp)
 
-    def wait_for(self, ident, states, timeout=20):
+    def wait_for(self, ident, states, timeout=20, unlocked=False):
+        """Waits for one of `states`; with `unlocked`, also for the node's reservation to be
+        released (a flow may reach its state before its background work lets go of the node,
+        as Ironic's abort of cleaning does; a verb sent in between gets 409)."""
         deadline = time.monotonic() + timeout
         while True:
             n = self.node(ident)
-            if n["provision_state"] in states:
+            if n["provision_state"] in states and (not unlocked or n["reservation"] is None):
                 return n
             if time.monotonic() > deadline:
                 raise AssertionError("%s stayed in %s (wanted %s): %s" % (

@@ -58,13 +58,13 @@ def main():
             status, body = server.call("PUT", "/v1/nodes/rf-power/states/power", {"target": "power on"})
             assert status == 202, body
             server.provision("clean-wait", {"target": "manage"})
-            server.wait_for("clean-wait", {"manageable"})
+            server.wait_for("clean-wait", {"manageable"}, unlocked=True)
             server.provision("clean-wait", {"target": "clean", "clean_steps": [
                 {"interface": "deploy", "step": "wait", "args": {"seconds": 3600}}]})
             server.provision("deploy-wait", {"target": "manage"})
-            server.wait_for("deploy-wait", {"manageable"})
+            server.wait_for("deploy-wait", {"manageable"}, unlocked=True)
             server.provision("deploy-wait", {"target": "provide"})
-            server.wait_for("deploy-wait", {"available"})
+            server.wait_for("deploy-wait", {"available"}, unlocked=True)
             server.provision("deploy-wait", {"target": "active", "deploy_steps": [
                 {"interface": "deploy", "step": "wait", "args": {"seconds": 3}, "priority": 50}]})
             for i in range(30):
@@ -99,13 +99,13 @@ def main():
             server.wait_for("deploy-wait", {"active"}, timeout=30)
             # The waiting cleaning can still be aborted and managed.
             server.provision("clean-wait", {"target": "abort"})
-            server.wait_for("clean-wait", {"clean failed"})
+            server.wait_for("clean-wait", {"clean failed"}, unlocked=True)
             server.provision("clean-wait", {"target": "manage"})
-            server.wait_for("clean-wait", {"manageable"})
+            server.wait_for("clean-wait", {"manageable"}, unlocked=True)
             # Every bulk node is usable again: stable, and manageable where it was failed.
             for i in range(30):
                 name = "bulk-%02d" % i
-                n = server.wait_for(name, TERMINAL)
+                n = server.wait_for(name, TERMINAL, unlocked=True)
                 if n["provision_state"] in ("clean failed", "enroll"):
                     server.provision(name, {"target": "manage"})
                     server.wait_for(name, {"manageable"})

@@ -62,6 +62,33 @@ Value Statement::column(int col, FieldType type) const {
   }
 }
 
+void Statement::readColumn(int col, FieldType type, Value& out) const {
+  out.b = false;
+  out.i = 0;
+  if (type == FieldType::Bool || type == FieldType::Int) {
+    out.s.clear();
+    if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) {
+      out.kind = Value::Kind::Null;
+    } else if (type == FieldType::Bool) {
+      out.kind = Value::Kind::Bool;
+      out.b = sqlite3_column_int64(stmt_, col) != 0;
+    } else {
+      out.kind = Value::Kind::Int;
+      out.i = sqlite3_column_int64(stmt_, col);
+    }
+    return;
+  }
+  // sqlite3_column_text is NULL exactly for SQL NULL (an empty text is "").
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+  if (!text) {
+    out.kind = Value::Kind::Null;
+    out.s.clear();
+    return;
+  }
+  out.kind = Value::Kind::Text;
+  out.s.assign(text, static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
 int64_t Statement::columnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
 
 std::string Statement::columnText(int col) const {
@@ -75,15 +102,26 @@ Result<std::unique_ptr<Connection>> Connection::open(const std::string& path) {
   std::call_once(configured, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
   sqlite3* db = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+  // "unix-excl": the first connection takes an exclusive lock on the file for the life of the
+  // process, and the WAL index lives in this process's memory instead of a shared -shm file.
+  // Beginning a read transaction then needs no fcntl() lock and no shared-memory mutex held
+  // across a system call, which the HTTP threads otherwise contend on (docs/benchmarks.md).
+  // Connections of this process still share the database; other processes cannot open it.
+  if (sqlite3_open_v2(path.c_str(), &db, flags, "unix-excl") != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     return fail(ErrorCode::Unavailable, "cannot open database " + path + ": " + msg);
   }
   std::unique_ptr<Connection> conn(new Connection(db));
   sqlite3_busy_timeout(db, 10000);
-  KILN_TRY_VOID(conn->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                           "PRAGMA foreign_keys=ON; PRAGMA cache_size=-1024;"));
+  auto pragmas = conn->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                            "PRAGMA foreign_keys=ON; PRAGMA cache_size=-1024;");
+  if (!pragmas && pragmas.error().code == ErrorCode::Unavailable) {
+    return fail(ErrorCode::Unavailable,
+                "database " + path + " is in use by another process (kiln-server keeps its "
+                "SQLite database to itself while it runs): " + pragmas.error().message);
+  }
+  KILN_TRY_VOID(pragmas);
   return conn;
 }
 

@@ -63,27 +63,30 @@ class SqliteRecordStore final : public RecordStore {
 
   const Schema& schema() const override { return schema_; }
 
-  Result<std::optional<Record>> findBy(int field, const Value& value) override {
+  Result<bool> findInto(int field, const Value& value, Record& out) override {
     auto stmt = KILN_TRY(conn_.prepare(sql_.findBy[static_cast<size_t>(field)]));
     stmt.bind(1, value);
-    if (!KILN_TRY(stmt.step())) {
-      return std::optional<Record>();
-    }
-    return std::optional<Record>(readRow(stmt));
+    if (!KILN_TRY(stmt.step())) return false;
+    if (out.size() != schema_.size()) out = Record(schema_.size());
+    readRowInto(stmt, out);
+    return true;
   }
 
-  Result<std::vector<Record>> list(const ListQuery& query) override {
+  Result<void> listInto(const ListQuery& query, std::vector<Record>& out) override {
     const SqlQuery q = buildListQuery(schema_, query, kDialect);
     auto stmt = KILN_TRY(conn_.prepare(q.sql));
     for (size_t i = 0; i < q.binds.size(); ++i) {
       stmt.bind(static_cast<int>(i + 1), q.binds[i]);
     }
-    std::vector<Record> out;
-    out.reserve(query.limit > 0 ? static_cast<size_t>(std::min(query.limit, 1000)) : 16);
+    size_t rows = 0;
     while (KILN_TRY(stmt.step())) {
-      out.push_back(readRow(stmt));
+      if (rows == out.size()) out.emplace_back(schema_.size());
+      Record& r = out[rows++];
+      if (r.size() != schema_.size()) r = Record(schema_.size());
+      readRowInto(stmt, r);
     }
-    return out;
+    out.resize(rows);
+    return {};
   }
 
   Result<int64_t> count(const std::vector<ListFilter>& filters) override {
@@ -140,12 +143,11 @@ class SqliteRecordStore final : public RecordStore {
   }
 
  private:
-  Record readRow(const Statement& stmt) const {
-    Record r(schema_.size());
+  /// Overwrites the stored fields of `r` (computed fields are never read from the table).
+  void readRowInto(const Statement& stmt, Record& r) const {
     for (size_t k = 0; k < stored_.size(); ++k) {
-      r[stored_[k]] = stmt.column(static_cast<int>(k), schema_[stored_[k]].type);
+      stmt.readColumn(static_cast<int>(k), schema_[stored_[k]].type, r[stored_[k]]);
     }
-    return r;
   }
 
   Connection& conn_;

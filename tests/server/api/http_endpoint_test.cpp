@@ -1,54 +1,11 @@
-#include <arpa/inet.h>
 #include <catch2/catch.hpp>
-
-#include <set>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <string>
 
+#include "tests/support/raw_http_client.h"
 #include "tests/support/test_api.h"
 
-namespace {
-
-/// A blocking loopback client that reads one HTTP response (headers + Content-Length body).
-class RawClient {
- public:
-  explicit RawClient(uint16_t port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{5, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    REQUIRE(connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  }
-  ~RawClient() { close(fd_); }
-
-  std::string roundTrip(const std::string& request) {
-    REQUIRE(send(fd_, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
-    std::string data;
-    char buf[4096];
-    while (true) {
-      const auto headerEnd = data.find("\r\n\r\n");
-      if (headerEnd != std::string::npos) {
-        const auto cl = data.find("Content-Length: ");
-        const size_t length = cl == std::string::npos ? 0 : std::stoul(data.substr(cl + 16));
-        if (data.size() >= headerEnd + 4 + length) return data;
-      }
-      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) return data;
-      data.append(buf, static_cast<size_t>(n));
-    }
-  }
-
- private:
-  int fd_ = -1;
-};
-
-}  // namespace
+using kiln::test::RawClient;
 
 TEST_CASE("the HTTP endpoint serves the API on an ephemeral port", "[server][http]") {
   kiln::test::TestApi api("[api]\nport = 0\n");
@@ -74,10 +31,75 @@ TEST_CASE("HTTP/1.1 clients without a Connection header keep their connection", 
     CHECK(r.rfind("HTTP/1.1 200", 0) == 0);
     CHECK_THAT(r, Catch::Contains("Connection: Keep-Alive"));
   }
-  // An explicit close is answered with Connection: Close (the client then closes; Pistache
-  // leaves that to the client).
+  // An explicit close is answered with Connection: Close, and the server ends the connection.
   const std::string last = client.roundTrip("GET /v1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   CHECK_THAT(last, Catch::Contains("Connection: Close"));
+  CHECK(client.serverClosed());
+  api.app().stop();
+}
+
+TEST_CASE("HTTP/1.0 connections end after the response unless the client asks to keep them",
+          "[server][http]") {
+  kiln::test::TestApi api("[api]\nport = 0\n");
+  REQUIRE(api.app().start());
+  {
+    RawClient client(api.app().port());
+    const std::string r = client.roundTrip("GET /v1 HTTP/1.0\r\n\r\n");
+    CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK_THAT(r, Catch::Contains("Connection: Close"));
+    CHECK(client.serverClosed());
+  }
+  {
+    RawClient client(api.app().port());
+    for (int i = 0; i < 2; ++i) {
+      const std::string r = client.roundTrip("GET /v1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+      CHECK_THAT(r, Catch::Contains("Connection: Keep-Alive"));
+    }
+  }
+  api.app().stop();
+}
+
+TEST_CASE("a large page arrives whole, before the next response", "[server][http]") {
+  kiln::test::TestApi api("[api]\nport = 0\n");
+  for (int i = 0; i < 300; ++i) api.createNode();
+  REQUIRE(api.app().start());
+  RawClient client(api.app().port(), 4096);
+  for (int round = 0; round < 2; ++round) {
+    const std::string r = client.roundTrip(
+        "GET /v1/nodes/detail?limit=300 HTTP/1.1\r\nHost: x\r\n"
+        "X-OpenStack-Ironic-API-Version: 1.78\r\n\r\n");
+    REQUIRE(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    const auto headerEnd = r.find("\r\n\r\n");
+    const auto cl = r.find("Content-Length: ");
+    REQUIRE(cl < headerEnd);
+    const size_t length = std::stoul(r.substr(cl + 16));
+    CHECK(length > 300 * 1000);
+    REQUIRE(r.size() == headerEnd + 4 + length);
+    const auto body = kiln::test::Json::parse(r.substr(headerEnd + 4));
+    CHECK(body["nodes"].size() == 300);
+    const std::string small = client.roundTrip("GET /v1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(small.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  }
+  api.app().stop();
+}
+
+TEST_CASE("responses carry their own content type, and a 204 no body headers",
+          "[server][http]") {
+  kiln::test::TestApi api("[api]\nport = 0\n");
+  api.createNode({{"name", "n1"}});
+  REQUIRE(api.app().start());
+  RawClient client(api.app().port());
+  const std::string body = R"({"traits": ["CUSTOM_A"]})";
+  const std::string put = client.roundTrip(
+      "PUT /v1/nodes/n1/traits HTTP/1.1\r\nHost: x\r\nX-OpenStack-Ironic-API-Version: 1.78\r\n"
+      "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body);
+  CHECK(put.rfind("HTTP/1.1 204 No Content\r\n", 0) == 0);
+  CHECK_THAT(put, !Catch::Contains("Content-Length") && !Catch::Contains("Content-Type"));
+  const std::string get = client.roundTrip(
+      "GET /v1/nodes/n1/traits HTTP/1.1\r\nHost: x\r\nX-OpenStack-Ironic-API-Version: 1.78\r\n\r\n");
+  CHECK_THAT(get, Catch::Contains("Content-Type: application/json\r\n"));
+  CHECK_THAT(get, Catch::Contains("CUSTOM_A"));
   api.app().stop();
 }
 

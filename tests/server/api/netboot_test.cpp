@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "server/drivers/netboot/netboot.h"
+#include "tests/support/raw_http_client.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_api.h"
 
@@ -178,4 +179,36 @@ TEST_CASE("pxe: validation needs local images, an API URL and a writable TFTP ro
   createNode(api, "pxe", Json::object());
   auto reason = api.get("/v1/nodes/nb/validate").json()["boot"]["reason"].get<std::string>();
   CHECK_THAT(reason, Catch::Contains("must be a local file"));
+}
+
+TEST_CASE("ipxe: a kernel larger than the socket can take at once arrives whole over HTTP",
+          "[server][netboot][http]") {
+  // 12 MiB is more than a socket's largest send buffer here (4 MiB): the first write takes
+  // part of the response and the rest is queued and sent as the client reads.
+  TempDir dir("kiln-netboot");
+  const std::string kernel = dir.file("kernel");
+  std::string bytes(12u << 20, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7 + i / 4093) & 0xff);
+  std::ofstream(kernel, std::ios::binary) << bytes;
+  std::ofstream(dir.file("initramfs")) << "INITRAMFS-BYTES";
+  TestApi api("[api]\nport = 0\n[conductor]\ndeploy_kernel = " + kernel +
+              "\ndeploy_ramdisk = " + dir.file("initramfs") + "\n");
+  createNode(api, "ipxe", Json::object());
+  verb(api, "nb", "manage");
+  verb(api, "nb", "provide");
+  const std::string uuid = node(api, "nb")["uuid"];
+  REQUIRE(api.app().start());
+
+  kiln::test::RawClient client(api.app().port(), 4096);
+  const std::string r = client.roundTrip("GET /boot/" + uuid + "/kernel HTTP/1.1\r\nHost: x\r\n\r\n");
+  REQUIRE(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  const auto headerEnd = r.find("\r\n\r\n");
+  CHECK_THAT(r.substr(0, headerEnd), Catch::Contains("Content-Type: application/octet-stream") &&
+                                         Catch::Contains("Content-Length: 12582912"));
+  CHECK(r.size() - headerEnd - 4 == bytes.size());
+  CHECK(r.compare(headerEnd + 4, std::string::npos, bytes) == 0);
+  // The same connection answers the next request only after the whole kernel.
+  const std::string next = client.roundTrip("GET /boot/" + uuid + "/ramdisk HTTP/1.1\r\nHost: x\r\n\r\n");
+  CHECK_THAT(next, Catch::StartsWith("HTTP/1.1 200 OK\r\n") && Catch::EndsWith("\r\n\r\nINITRAMFS-BYTES"));
+  api.app().stop();
 }

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <stdlib.h>
+
 #include "server/model/node.h"
 #include "tests/server/drivers/ipmitool/ipmitool_test_support.h"
 #include "tests/support/replay_command_runner.h"
@@ -134,4 +137,49 @@ TEST_CASE("manage verifies an ipmi node by reading its power state", "[server][c
   s.manage("power_status_on");
   CHECK(s.node()["power_state"] == "power on");
   kiln::test::checkAllConsumed(*s.runner);
+}
+
+TEST_CASE("the power sync and restart recovery visit every node, page by page",
+          "[server][conductor][power][sync]") {
+  // The periodic tasks read nodes 200 at a time; 450 nodes take three pages.
+  char tmpl[] = "/tmp/kiln-sync-pages-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string config = "[conductor]\nsync_power_state_interval = 60\n"
+                             "[database]\nconnection = sqlite:///" + dir + "/kiln.sqlite\n";
+  constexpr int kNodes = 450;
+  {
+    TestApi before(config);
+    for (int i = 0; i < kNodes; ++i) before.createNode();
+    auto tx = before.app().storage().begin(Storage::Mode::Write).value();
+    ListQuery all;
+    all.limit = 0;
+    auto records = tx->nodes().list(all).value();
+    REQUIRE(records.size() == kNodes);
+    for (size_t i = 0; i < records.size(); ++i) {
+      Record& rec = records[i];
+      rec.setText(kNodeProvisionState, "manageable");
+      // Every third node looks like a power action a killed server left half done.
+      if (i % 3 == 0) rec.setText(kNodeTargetPowerState, "power on");
+      REQUIRE(tx->nodes().update(rec));
+    }
+    REQUIRE(tx->commit());
+  }
+
+  TestApi api(config);  // the restarted server recovers, then syncs
+  api.runPeriodic();
+  api.settle();
+
+  auto tx = api.app().storage().begin(Storage::Mode::Read).value();
+  ListQuery all;
+  all.limit = 0;
+  const auto nodes = tx->nodes().list(all).value();
+  REQUIRE(nodes.size() == kNodes);
+  int recovered = 0;
+  for (const auto& n : nodes) {
+    CHECK(n[kNodeTargetPowerState].isNull());
+    CHECK(n.str(kNodePowerState) == "power off");  // recorded by the sync
+    if (!n[kNodeLastError].isNull()) ++recovered;
+  }
+  CHECK(recovered == (kNodes + 2) / 3);
+  std::filesystem::remove_all(dir);
 }

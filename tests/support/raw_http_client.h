@@ -1,0 +1,64 @@
+// File: tests/support/raw_http_client.h
+//
+// A blocking loopback HTTP/1.x client for tests that need to see the bytes on the wire:
+// connection handling, headers, large bodies.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+
+namespace kiln::test {
+
+/// A blocking loopback client that reads one HTTP response (headers + Content-Length body).
+class RawClient {
+ public:
+  /// `receiveBuffer` > 0 shrinks the socket's receive buffer (set before connecting, so the
+  /// server sees a small window and cannot send a large response in one write).
+  explicit RawClient(uint16_t port, int receiveBuffer = 0) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (receiveBuffer > 0) {
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, sizeof receiveBuffer);
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval tv{5, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    REQUIRE(connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  }
+  ~RawClient() { close(fd_); }
+
+  /// True when the server has closed its side: the next read sees end of stream.
+  bool serverClosed() {
+    char c;
+    return recv(fd_, &c, 1, 0) == 0;
+  }
+
+  std::string roundTrip(const std::string& request) {
+    REQUIRE(send(fd_, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
+    std::string data;
+    char buf[4096];
+    while (true) {
+      const auto headerEnd = data.find("\r\n\r\n");
+      if (headerEnd != std::string::npos) {
+        const auto cl = data.find("Content-Length: ");
+        const size_t length = cl == std::string::npos ? 0 : std::stoul(data.substr(cl + 16));
+        if (data.size() >= headerEnd + 4 + length) return data;
+      }
+      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return data;
+      data.append(buf, static_cast<size_t>(n));
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace kiln::test
