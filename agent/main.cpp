@@ -7,26 +7,14 @@
 #include <signal.h>
 
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "agent/agent.h"
 #include "agent/hardware/hardware_manager.h"
 #include "agent/image/write_image_command.h"
+#include "shared/core/file.h"
 #include "shared/core/log.h"
-
-namespace {
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace kiln;
@@ -43,7 +31,7 @@ int main(int argc, char** argv) {
     std::cout << agentVersion() << "\n";
     return 0;
   }
-  auto config = parseAgentArgs(args, readFile("/proc/cmdline"));
+  auto config = parseAgentArgs(args, kiln::readFile("/proc/cmdline").value_or(""));
   if (!config) {
     std::cerr << "kiln-agent: " << config.error().message << "\n\n" << agentUsage();
     return 2;

@@ -3,11 +3,11 @@
 #include <ini.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "server/conductor/step_planner.h"
+#include "shared/core/file.h"
 #include "shared/core/log.h"
 
 namespace kiln::server {
@@ -243,13 +243,11 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
 }
 
 Result<Config> loadConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
+  auto text = readFile(path);
+  if (!text) {
     return invalid("cannot read configuration file " + path);
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseConfig(ss.str(), path);
+  return parseConfig(*text, path);
 }
 
 }  // namespace kiln::server

@@ -1,11 +1,10 @@
 #include "agent/disk/bios_boot.h"
 
-#include <fstream>
-#include <iterator>
 
 #include "agent/disk/partition_naming.h"
 #include "agent/image/image_writer.h"
 #include "agent/raid/mdadm.h"
+#include "shared/core/file.h"
 
 namespace kiln::agent {
 
@@ -19,8 +18,7 @@ int partitionNumber(const std::string& partition) {
 
 Result<nlohmann::json> installRaidBiosBoot(StepContext& ctx, const std::string& mdDevice,
                                            const std::string& bootCodePath) {
-  std::ifstream in(bootCodePath, std::ios::binary);
-  std::string code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string code = readFile(bootCodePath).value_or("");
   if (code.size() < 440) {
     return fail(ErrorCode::Unavailable, "Cannot read the BIOS boot code " + bootCodePath +
                                             " (syslinux's gptmbr.bin; is syslinux-common in the ramdisk?)");

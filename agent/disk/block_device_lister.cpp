@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <map>
 #include <optional>
 
 namespace kiln::agent {
@@ -24,12 +25,8 @@ std::optional<uint64_t> toUnsigned(std::string_view text) {
   return value;
 }
 
-std::string readValue(SysfsReader& sysfs, const std::string& path) {
-  return trimSysfsValue(sysfs.read(path).value_or(""));
-}
-
 uint64_t readNumber(SysfsReader& sysfs, const std::string& path, uint64_t fallback) {
-  return toUnsigned(readValue(sysfs, path)).value_or(fallback);
+  return toUnsigned(readSysfsValue(sysfs, path)).value_or(fallback);
 }
 
 /// udev's ID_WWN spelling: SCSI "naa.5000c500a1b2c3d4" becomes "0x5000c500a1b2c3d4"; other
@@ -40,32 +37,35 @@ std::string normalizeWwn(std::string wwid) {
 }
 
 std::string readWwn(SysfsReader& sysfs, const std::string& base) {
-  std::string wwid = readValue(sysfs, base + "/device/wwid");
-  if (wwid.empty()) wwid = readValue(sysfs, base + "/wwid");
+  std::string wwid = readSysfsValue(sysfs, base + "/device/wwid");
+  if (wwid.empty()) wwid = readSysfsValue(sysfs, base + "/wwid");
   return normalizeWwn(wwid);
 }
 
-std::string findByPath(SysfsReader& sysfs, const std::string& name) {
+/// Device name ("sda") -> its first /dev/disk/by-path link, read once per listing.
+std::map<std::string, std::string> byPathLinks(SysfsReader& sysfs) {
+  std::map<std::string, std::string> links;
   for (const std::string& entry : sysfs.list("/dev/disk/by-path")) {
     auto target = sysfs.readLink("/dev/disk/by-path/" + entry);
     if (!target) continue;
     const auto slash = target->rfind('/');
     const std::string leaf = slash == std::string::npos ? *target : target->substr(slash + 1);
-    if (leaf == name) return "/dev/disk/by-path/" + entry;
+    links.emplace(leaf, "/dev/disk/by-path/" + entry);  // the first in sorted order wins
   }
-  return {};
+  return links;
 }
 
-BlockDevice describeSysfsDisk(SysfsReader& sysfs, const std::string& name) {
+BlockDevice describeSysfsDisk(SysfsReader& sysfs, const std::string& name,
+                              const std::map<std::string, std::string>& byPath) {
   const std::string base = "/sys/block/" + name;
   BlockDevice device;
   device.name = "/dev/" + name;
   device.size = readNumber(sysfs, base + "/size", 0) * 512;
-  device.model = readValue(sysfs, base + "/device/model");
-  device.vendor = readValue(sysfs, base + "/device/vendor");
-  device.serial = readValue(sysfs, base + "/device/serial");
+  device.model = readSysfsValue(sysfs, base + "/device/model");
+  device.vendor = readSysfsValue(sysfs, base + "/device/vendor");
+  device.serial = readSysfsValue(sysfs, base + "/device/serial");
   device.wwn = readWwn(sysfs, base);
-  device.byPath = findByPath(sysfs, name);
+  if (auto it = byPath.find(name); it != byPath.end()) device.byPath = it->second;
   device.rotational = readNumber(sysfs, base + "/queue/rotational", 0) != 0;
   device.supportsDiscard = readNumber(sysfs, base + "/queue/discard_max_bytes", 0) > 0;
   device.logicalBlockSize =
@@ -102,9 +102,10 @@ bool isVirtualBlockDeviceName(std::string_view name) {
 
 std::vector<BlockDevice> listDisks(SysfsReader& sysfs) {
   std::vector<BlockDevice> disks;
+  const auto byPath = byPathLinks(sysfs);
   for (const std::string& name : sysfs.list("/sys/block")) {
     if (isVirtualBlockDeviceName(name)) continue;
-    BlockDevice device = describeSysfsDisk(sysfs, name);
+    BlockDevice device = describeSysfsDisk(sysfs, name, byPath);
     // NOTE(kiln): empty card readers and ejected media report size 0; never a target.
     if (device.size == 0) continue;
     disks.push_back(std::move(device));

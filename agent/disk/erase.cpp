@@ -150,14 +150,18 @@ Result<void> eraseOne(StepContext& context, const BlockDevice& device, EraseProg
 
 Result<void> zeroRange(const std::string& path, uint64_t offset, uint64_t length,
                        const ChunkCallback& onChunk) {
+  // No larger than the range (rounded up for O_DIRECT): metadata wipes zero 1 MiB at a time.
+  const size_t bufferBytes = static_cast<size_t>(std::min<uint64_t>(
+      kBufferBytes, std::max<uint64_t>(kDirectAlignment, (length + kDirectAlignment - 1) /
+                                                             kDirectAlignment * kDirectAlignment)));
   std::unique_ptr<char, FreeDeleter> buffer(
-      static_cast<char*>(std::aligned_alloc(kDirectAlignment, kBufferBytes)));
+      static_cast<char*>(std::aligned_alloc(kDirectAlignment, bufferBytes)));
   if (!buffer) return internalError("Cannot allocate the zero buffer");
-  std::memset(buffer.get(), 0, kBufferBytes);
+  std::memset(buffer.get(), 0, bufferBytes);
   ZeroWriter writer(path);
   KILN_TRY_VOID(writer.open());
   for (uint64_t written = 0; written < length;) {
-    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kBufferBytes, length - written));
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(bufferBytes, length - written));
     KILN_TRY_VOID(writer.write(buffer.get(), offset + written, chunk));
     written += chunk;
     if (onChunk && !onChunk(chunk)) {

@@ -3,14 +3,10 @@
 #include <charconv>
 #include <sstream>
 
+#include "shared/core/strings.h"
+
 namespace kiln::agent {
 namespace {
-
-std::string trimmed(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  return std::string(text.substr(first, text.find_last_not_of(" \t\r") - first + 1));
-}
 
 template <typename T>
 bool parseNumber(std::string_view text, T& out) {
@@ -39,7 +35,7 @@ Result<GptPartition> parseRow(const std::string& line) {
   p.code = code;
   std::string name;
   std::getline(in, name);
-  p.name = trimmed(name);
+  p.name = trim(name);
   return p;
 }
 
@@ -49,7 +45,7 @@ void parseHeaderLine(std::string_view line, GptTable& table) {
       numberAfter(line, "Sector size (logical): ", value)) {
     table.sectorSize = static_cast<uint32_t>(value);
   } else if (line.starts_with("Disk identifier (GUID): ")) {
-    table.diskGuid = trimmed(line.substr(24));
+    table.diskGuid = trim(line.substr(24));
   } else if (line.starts_with("First usable sector is ")) {
     numberAfter(line, "First usable sector is ", table.firstUsableSector);
     numberAfter(line, "last usable sector is ", table.lastUsableSector);
@@ -58,12 +54,6 @@ void parseHeaderLine(std::string_view line, GptTable& table) {
     const auto colon = line.rfind(": ", line.find(" sectors"));
     if (colon != std::string_view::npos) numberAfter(line.substr(colon), ": ", table.diskSectors);
   }
-}
-
-std::string describeFailure(const std::string& what, const CommandOutput& out) {
-  std::string detail = trimmed(out.err);
-  if (detail.empty()) detail = trimmed(out.out);
-  return what + " failed (exit " + std::to_string(out.exitCode) + "): " + detail;
 }
 
 }  // namespace
@@ -75,7 +65,7 @@ Result<GptTable> parseSgdiskPrint(std::string_view text) {
   std::istringstream in{std::string(text)};
   for (std::string line; std::getline(in, line);) {
     if (inRows) {
-      if (trimmed(line).empty()) continue;
+      if (trim(line).empty()) continue;
       table.partitions.push_back(KILN_TRY(parseRow(line)));
     } else if (line.starts_with("Number  Start (sector)")) {
       inRows = true;
@@ -94,7 +84,7 @@ Result<CommandOutput> Sgdisk::run(std::vector<std::string> args) {
   command.argv = {"sgdisk"};
   command.argv.insert(command.argv.end(), args.begin(), args.end());
   CommandOutput out = KILN_TRY(runner_.run(command));
-  if (out.exitCode != 0) return internalError(describeFailure(command.display(), out));
+  if (out.exitCode != 0) return internalError(failureMessage(command, out));
   return out;
 }
 
@@ -111,7 +101,7 @@ Result<void> Sgdisk::zap(const std::string& device) {
   // NOTE(kiln): on a damaged GPT sgdisk complains (and exits non-zero) while it still
   // destroys the structures; that is the result we wanted.
   if ((out.out + out.err).find("GPT data structures destroyed") != std::string::npos) return {};
-  return internalError(describeFailure(command.display(), out));
+  return internalError(failureMessage(command, out));
 }
 
 Result<void> Sgdisk::newTable(const std::string& device) {

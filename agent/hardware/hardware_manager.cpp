@@ -1,6 +1,5 @@
 #include "agent/hardware/hardware_manager.h"
 
-#include <filesystem>
 
 #include "agent/disk/bios_boot.h"
 #include "agent/disk/block_device_lister.h"
@@ -69,7 +68,7 @@ Result<BlockDevice> findRootDevice(const StepContext& ctx) {
   return chooseRootDevice(ctx.devices, json::object());
 }
 
-Result<json> writeImageStep(StepContext& ctx, const json& args) {
+Result<json> writeImageStep(StepContext& ctx, const json& args, SysfsReader& sysfs) {
   if (!args.contains("image_info") || !args["image_info"].is_object()) {
     return invalid("write_image needs an image_info argument");
   }
@@ -91,7 +90,7 @@ Result<json> writeImageStep(StepContext& ctx, const json& args) {
   }
   // A software RAID root on a legacy-BIOS machine: boot code on every member disk. Run by hand
   // the agent does not own the machine's boot, and UEFI firmware needs no MBR code.
-  if (!ctx.byHand && root.name.rfind("/dev/md", 0) == 0 && !std::filesystem::exists("/sys/firmware/efi")) {
+  if (!ctx.byHand && root.name.rfind("/dev/md", 0) == 0 && !sysfs.exists("/sys/firmware/efi")) {
     const json boot = KILN_TRY(installRaidBiosBoot(ctx, root.name));
     result["bios_boot_disks"] = boot["bios_boot_disks"];
   }
@@ -124,7 +123,7 @@ std::vector<AgentStepDefinition> genericHardwareSteps(SysfsReader& sysfs) {
   steps.push_back({"deploy", "write_image", -1, 0, false,
                    {{"image_info", "The image to write: urls, checksum, disk_format.", true},
                     {"configdrive", "A config drive: URL or base64 of a gzipped ISO.", false}},
-                   writeImageStep});
+                   [fs](StepContext& ctx, const json& args) { return writeImageStep(ctx, args, *fs); }});
   return steps;
 }
 

@@ -13,10 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string value(SysfsReader& sysfs, const std::string& path) {
-  return trimSysfsValue(sysfs.read(path).value_or(""));
-}
-
 std::optional<int64_t> integer(std::string_view text) {
   int64_t number = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
@@ -53,7 +49,7 @@ json collectCpu(SysfsReader& sysfs, const std::string& architecture) {
   // NOTE(kiln): the maximum frequency (what lscpu calls "CPU max MHz") describes the machine
   // better than the current one; cpufreq gives it in kHz when the driver is loaded.
   if (auto maxKhz =
-          integer(value(sysfs, "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"))) {
+          integer(readSysfsValue(sysfs, "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"))) {
     frequency = std::to_string(*maxKhz / 1000);
   }
   return {{"model_name", model},
@@ -72,12 +68,12 @@ json collectMemory(SysfsReader& sysfs) {
   }
   // Physical memory = online memory blocks; MemTotal lacks what the kernel reserved.
   uint64_t blockBytes = 0;
-  std::istringstream hex(value(sysfs, "/sys/devices/system/memory/block_size_bytes"));
+  std::istringstream hex(readSysfsValue(sysfs, "/sys/devices/system/memory/block_size_bytes"));
   hex >> std::hex >> blockBytes;
   uint64_t onlineBlocks = 0;
   for (const std::string& entry : sysfs.list("/sys/devices/system/memory")) {
     if (entry.starts_with("memory") &&
-        value(sysfs, "/sys/devices/system/memory/" + entry + "/online") == "1") {
+        readSysfsValue(sysfs, "/sys/devices/system/memory/" + entry + "/online") == "1") {
       ++onlineBlocks;
     }
   }
@@ -89,17 +85,17 @@ json collectMemory(SysfsReader& sysfs) {
 json collectInterface(SysfsReader& sysfs, const std::string& name) {
   const std::string base = "/sys/class/net/" + name;
   json nic = {{"name", name},
-              {"mac_address", value(sysfs, base + "/address")},
+              {"mac_address", readSysfsValue(sysfs, base + "/address")},
               {"ipv4_address", nullptr},
               {"ipv6_address", nullptr},
-              {"has_carrier", value(sysfs, base + "/carrier") == "1"},
-              {"vendor", value(sysfs, base + "/device/vendor")},
-              {"product", value(sysfs, base + "/device/device")},
+              {"has_carrier", readSysfsValue(sysfs, base + "/carrier") == "1"},
+              {"vendor", readSysfsValue(sysfs, base + "/device/vendor")},
+              {"product", readSysfsValue(sysfs, base + "/device/device")},
               {"client_id", nullptr},
               {"biosdevname", nullptr},
               {"lldp", nullptr}};
   // The kernel reports -1 (or fails the read) when the link is down.
-  if (auto speed = integer(value(sysfs, base + "/speed")); speed && *speed > 0) {
+  if (auto speed = integer(readSysfsValue(sysfs, base + "/speed")); speed && *speed > 0) {
     nic["speed_mbps"] = *speed;
   }
   return nic;
@@ -122,13 +118,13 @@ json collectInterfaces(SysfsReader& sysfs) {
 
 json collectSystemVendor(SysfsReader& sysfs) {
   const std::string dmi = "/sys/class/dmi/id/";
-  return {{"product_name", value(sysfs, dmi + "product_name")},
-          {"serial_number", value(sysfs, dmi + "product_serial")},
-          {"manufacturer", value(sysfs, dmi + "sys_vendor")},
+  return {{"product_name", readSysfsValue(sysfs, dmi + "product_name")},
+          {"serial_number", readSysfsValue(sysfs, dmi + "product_serial")},
+          {"manufacturer", readSysfsValue(sysfs, dmi + "sys_vendor")},
           {"firmware",
-           {{"vendor", value(sysfs, dmi + "bios_vendor")},
-            {"version", value(sysfs, dmi + "bios_version")},
-            {"build_date", value(sysfs, dmi + "bios_date")}}}};
+           {{"vendor", readSysfsValue(sysfs, dmi + "bios_vendor")},
+            {"version", readSysfsValue(sysfs, dmi + "bios_version")},
+            {"build_date", readSysfsValue(sysfs, dmi + "bios_date")}}}};
 }
 
 }  // namespace
@@ -150,13 +146,13 @@ nlohmann::json collectInventory(SysfsReader& sysfs, std::span<const BlockDevice>
           {"disks", std::move(diskList)},
           {"boot", {{"current_boot_mode", uefi ? "uefi" : "bios"}, {"pxe_interface", nullptr}}},
           {"system_vendor", collectSystemVendor(sysfs)},
-          {"hostname", value(sysfs, "/proc/sys/kernel/hostname")}};
+          {"hostname", readSysfsValue(sysfs, "/proc/sys/kernel/hostname")}};
 }
 
 std::vector<std::string> nicMacAddresses(SysfsReader& sysfs) {
   std::vector<std::string> macs;
   for (const std::string& name : physicalNics(sysfs)) {
-    const std::string mac = value(sysfs, "/sys/class/net/" + name + "/address");
+    const std::string mac = readSysfsValue(sysfs, "/sys/class/net/" + name + "/address");
     if (!mac.empty() && mac != "00:00:00:00:00:00") macs.push_back(mac);
   }
   return macs;

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
+
+#include "shared/core/file.h"
+#include "shared/core/strings.h"
 
 namespace kiln::agent {
 
@@ -22,13 +23,9 @@ std::string RootedSysfsReader::resolve(std::string_view path) const {
 std::optional<std::string> RootedSysfsReader::read(std::string_view path) {
   const std::string full = resolve(path);
   std::error_code ec;
-  // NOTE(kiln): a directory opens fine with ifstream; treat it as "no such file".
+  // NOTE(kiln): a directory opens fine as a file; treat it as "no such file".
   if (fs::is_directory(full, ec)) return std::nullopt;
-  std::ifstream in(full, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  return readFile(full);
 }
 
 std::vector<std::string> RootedSysfsReader::list(std::string_view dir) {
@@ -53,11 +50,10 @@ std::optional<std::string> RootedSysfsReader::readLink(std::string_view path) {
   return target.string();
 }
 
-std::string trimSysfsValue(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
+std::string trimSysfsValue(std::string_view text) { return trim(text); }
+
+std::string readSysfsValue(SysfsReader& sysfs, const std::string& path) {
+  return trimSysfsValue(sysfs.read(path).value_or(""));
 }
 
 }  // namespace kiln::agent

@@ -28,7 +28,6 @@ class SysfsReader {
   /// The target of a symbolic link as stored ("../../sda"); nullopt when not a symlink.
   virtual std::optional<std::string> readLink(std::string_view path) = 0;
 };
-using SysfsReaderPtr = std::unique_ptr<SysfsReader>;
 
 /// A SysfsReader over the file system below `root` ("/" = the real system; a fake tree in
 /// tests): read("/sys/block/sda/size") reads `root`/sys/block/sda/size.
@@ -47,5 +46,8 @@ class RootedSysfsReader final : public SysfsReader {
 
 /// `text` without leading and trailing whitespace (sysfs values end with a newline). Pure.
 std::string trimSysfsValue(std::string_view text);
+
+/// The trimmed content of a sysfs (or /proc) file; "" when it cannot be read.
+std::string readSysfsValue(SysfsReader& sysfs, const std::string& path);
 
 }  // namespace kiln::agent

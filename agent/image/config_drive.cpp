@@ -10,13 +10,10 @@
 #include <cctype>
 #include <memory>
 
+#include "agent/image/image_info.h"
+
 namespace kiln::agent {
 namespace {
-
-bool isGzip(std::string_view data) {
-  return data.size() >= 2 && static_cast<uint8_t>(data[0]) == 0x1f &&
-         static_cast<uint8_t>(data[1]) == 0x8b;
-}
 
 Result<std::string> fetch(StepContext& ctx, const std::string& url) {
   if (ctx.http == nullptr) return internalError("No HTTP client to fetch the config drive with");
@@ -115,7 +112,7 @@ Result<std::string> loadConfigDrive(StepContext& ctx, const std::string& configd
     return std::unexpected(decoded.error());
   }
   // else: a fetched file that is not base64 text is taken as the (possibly gzipped) image.
-  if (!isGzip(data)) {
+  if (detectCompression(data) != Compression::Gzip) {
     if (data.size() > kMaxConfigDriveBytes) {
       return invalid("The config drive is larger than " + std::to_string(kMaxConfigDriveBytes) +
                      " bytes");

@@ -4,14 +4,10 @@
 #include <map>
 #include <sstream>
 
+#include "shared/core/strings.h"
+
 namespace kiln::agent {
 namespace {
-
-std::string trimmed(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  return std::string(text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1));
-}
 
 template <typename T>
 std::optional<T> number(std::string_view text) {
@@ -34,12 +30,12 @@ std::string firstWord(const std::string& text) { return text.substr(0, text.find
 std::optional<std::pair<std::string, std::string>> keyValue(std::string_view line) {
   const auto colon = line.find(" : ");
   if (colon == std::string_view::npos) return std::nullopt;
-  return std::make_pair(trimmed(line.substr(0, colon)), trimmed(line.substr(colon + 3)));
+  return std::make_pair(trim(line.substr(0, colon)), trim(line.substr(colon + 3)));
 }
 
 /// The "/dev/md0:" line that opens --detail and --examine output.
 std::string deviceLine(std::string_view line) {
-  const std::string text = trimmed(line);
+  const std::string text = trim(line);
   if (text.starts_with("/") && text.ends_with(":")) return text.substr(0, text.size() - 1);
   return {};
 }
@@ -121,7 +117,7 @@ Result<MdstatMember> parseMdstatMember(const std::string& word) {
 Result<MdstatArray> parseMdstatArrayLine(const std::string& line) {
   const auto colon = line.find(" : ");
   MdstatArray array;
-  array.name = trimmed(std::string_view(line).substr(0, colon));
+  array.name = trim(std::string_view(line).substr(0, colon));
   std::istringstream in(line.substr(colon + 3));
   std::string word;
   in >> word;
@@ -143,7 +139,7 @@ Result<MdstatArray> parseMdstatArrayLine(const std::string& line) {
 
 /// "      10476544 blocks super 1.0 [2/1] [U_]"
 void parseMdstatStatusLine(const std::string& line, MdstatArray& array) {
-  const std::string text = trimmed(line);
+  const std::string text = trim(line);
   array.blocks = leadingNumber<uint64_t>(text);
   const auto counts = text.find('[');
   if (counts == std::string::npos) return;
@@ -157,12 +153,6 @@ void parseMdstatStatusLine(const std::string& line, MdstatArray& array) {
   if (health != std::string::npos && healthEnd != std::string::npos) {
     array.health = text.substr(health + 1, healthEnd - health - 1);
   }
-}
-
-std::string describeFailure(const Command& command, const CommandOutput& out) {
-  std::string detail = trimmed(out.err);
-  if (detail.empty()) detail = trimmed(out.out);
-  return command.display() + " failed (exit " + std::to_string(out.exitCode) + "): " + detail;
 }
 
 }  // namespace
@@ -183,7 +173,7 @@ Result<MdArrayDetail> parseMdadmDetail(std::string_view text) {
     if (detail.device.empty() && !deviceLine(line).empty()) {
       detail.device = deviceLine(line);
     } else if (inTable) {
-      if (!trimmed(line).empty()) detail.members.push_back(KILN_TRY(parseMemberRow(line)));
+      if (!trim(line).empty()) detail.members.push_back(KILN_TRY(parseMemberRow(line)));
     } else if (line.find("Number   Major   Minor   RaidDevice State") != std::string::npos) {
       inTable = true;
     } else if (auto kv = keyValue(line)) {
@@ -220,7 +210,7 @@ Result<Mdstat> parseMdstat(std::string_view text) {
     if (line.starts_with("Personalities :")) {
       std::istringstream words(line.substr(15));
       for (std::string w; words >> w;) mdstat.personalities.push_back(w.substr(1, w.size() - 2));
-    } else if (line.starts_with("unused devices:") || trimmed(line).empty()) {
+    } else if (line.starts_with("unused devices:") || trim(line).empty()) {
       current = nullptr;
     } else if (!line.starts_with(" ") && line.find(" : ") != std::string::npos) {
       mdstat.arrays.push_back(KILN_TRY(parseMdstatArrayLine(line)));
@@ -228,7 +218,7 @@ Result<Mdstat> parseMdstat(std::string_view text) {
     } else if (current && line.find(" blocks") != std::string::npos && current->blocks == 0) {
       parseMdstatStatusLine(line, *current);
     } else if (current && line.find('%') != std::string::npos) {
-      current->progress = trimmed(line);
+      current->progress = trim(line);
     }
   }
   return mdstat;
@@ -239,7 +229,7 @@ Result<CommandOutput> Mdadm::run(std::vector<std::string> args, bool checkExit) 
   command.argv = {"mdadm"};
   command.argv.insert(command.argv.end(), args.begin(), args.end());
   CommandOutput out = KILN_TRY(runner_.run(command));
-  if (checkExit && out.exitCode != 0) return internalError(describeFailure(command, out));
+  if (checkExit && out.exitCode != 0) return internalError(failureMessage(command, out));
   return out;
 }
 
@@ -267,7 +257,7 @@ Result<std::optional<MdExamine>> Mdadm::examine(const std::string& device) {
       return std::optional<MdExamine>();
     }
     return internalError("mdadm --examine " + device + " failed (exit " +
-                         std::to_string(out.exitCode) + "): " + trimmed(out.err));
+                         std::to_string(out.exitCode) + "): " + trim(out.err));
   }
   return std::optional<MdExamine>(KILN_TRY(parseMdadmExamine(out.out)));
 }
@@ -285,7 +275,7 @@ Result<void> Mdadm::zeroSuperblock(const std::string& device) {
     return {};
   }
   return internalError("mdadm --zero-superblock " + device + " failed (exit " +
-                       std::to_string(out.exitCode) + "): " + trimmed(out.err));
+                       std::to_string(out.exitCode) + "): " + trim(out.err));
 }
 
 }  // namespace kiln::agent

@@ -308,11 +308,6 @@ Result<nlohmann::json> deleteSoftwareRaid(StepContext& context, SysfsReader& sys
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> deleteSoftwareRaid(StepContext& context) {
-  RootedSysfsReader sysfs("/");
-  return deleteSoftwareRaid(context, sysfs);
-}
-
 Result<nlohmann::json> applySoftwareRaid(StepContext& context, const nlohmann::json& args,
                                          SysfsReader& sysfs) {
   if (!args.is_object() || !args.contains("raid_config")) {
@@ -330,11 +325,6 @@ Result<nlohmann::json> applySoftwareRaid(StepContext& context, const nlohmann::j
   }
   if (deleteExisting) KILN_TRY(deleteSoftwareRaid(context, sysfs));
   return createSoftwareRaid(context, target);
-}
-
-Result<nlohmann::json> applySoftwareRaid(StepContext& context, const nlohmann::json& args) {
-  RootedSysfsReader sysfs("/");
-  return applySoftwareRaid(context, args, sysfs);
 }
 
 }  // namespace kiln::agent

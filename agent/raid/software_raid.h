@@ -64,15 +64,11 @@ Result<nlohmann::json> createSoftwareRaid(StepContext& context,
 /// finds on the devices and their partitions (from /sys/block); then `wipefs --force --all`
 /// and `sgdisk -Z` on every disk that held RAID members. Returns {}.
 Result<nlohmann::json> deleteSoftwareRaid(StepContext& context, SysfsReader& sysfs);
-/// The same on the real /proc and /sys.
-Result<nlohmann::json> deleteSoftwareRaid(StepContext& context);
 
 /// Ironic's apply_configuration for software RAID: args {"raid_config": target,
 /// "delete_existing": bool (default true)}. Validates first, then deletes (when asked) and
 /// creates. Returns createSoftwareRaid's document.
 Result<nlohmann::json> applySoftwareRaid(StepContext& context, const nlohmann::json& args,
                                          SysfsReader& sysfs);
-/// The same on the real /proc and /sys.
-Result<nlohmann::json> applySoftwareRaid(StepContext& context, const nlohmann::json& args);
 
 }  // namespace kiln::agent

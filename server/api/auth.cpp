@@ -5,10 +5,10 @@
 #include <openssl/sha.h>
 #include <sys/stat.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "server/api/errors.h"
+#include "shared/core/file.h"
 
 namespace kiln::server {
 namespace {
@@ -86,11 +86,9 @@ Result<void> Authenticator::reloadIfChanged() {
   const auto mtime = static_cast<std::chrono::system_clock::time_point::rep>(st.st_mtim.tv_sec) *
                          1000000000LL + st.st_mtim.tv_nsec;
   if (mtime_ && *mtime_ == mtime) return {};
-  std::ifstream in(path);
-  if (!in) return invalid("Configured auth file " + path + " cannot be read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  hashes_ = KILN_TRY(parseHtpasswd(ss.str()));
+  auto text = readFile(path);
+  if (!text) return invalid("Configured auth file " + path + " cannot be read");
+  hashes_ = KILN_TRY(parseHtpasswd(*text));
   mtime_ = mtime;
   verified_.clear();
   return {};

@@ -1,11 +1,9 @@
 #include "server/api/boot_handlers.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "server/api/handler_support.h"
 #include "server/drivers/netboot/netboot.h"
 #include "server/model/resources.h"
+#include "shared/core/file.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -52,8 +50,8 @@ Result<ApiResponse> BootHandlers::macScript(RequestContext& ctx) {
   auto url = [&](const std::string& location, const char* which) {
     return netboot::isUrl(location) ? location : ctx.baseUrl + "/boot/" + node->uuid() + "/" + which;
   };
-  const std::string configured = netboot::configuredApiUrl(deps_.config);
-  const std::string apiUrl = deps_.config.apiUrl.empty() ? ctx.baseUrl : configured;
+  // ctx.baseUrl is [api] public_endpoint when set, else the address the machine reached.
+  const std::string& apiUrl = deps_.config.apiUrl.empty() ? ctx.baseUrl : deps_.config.apiUrl;
   return textResponse(netboot::agentScript(url(images.kernel, "kernel"), url(images.ramdisk, "ramdisk"),
                                            apiUrl, deps_.config.kernelAppendParams));
 }
@@ -67,11 +65,9 @@ Result<ApiResponse> BootHandlers::file(RequestContext& ctx) {
   auto images = KILN_TRY(netboot::deployImages(deps_.config, objectField(*node, kNodeDriverInfo)));
   const std::string& path = which == "kernel" ? images.kernel : images.ramdisk;
   if (netboot::isUrl(path)) return notFound("The " + which + " of node " + node->uuid() + " is served at " + path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return notFound("The " + which + " file of node " + node->uuid() + " cannot be read.");
-  std::ostringstream body;
-  body << in.rdbuf();
-  return textResponse(body.str(), "application/octet-stream");
+  auto body = readFile(path);
+  if (!body) return notFound("The " + which + " file of node " + node->uuid() + " cannot be read.");
+  return textResponse(std::move(*body), "application/octet-stream");
 }
 
 }  // namespace kiln::server

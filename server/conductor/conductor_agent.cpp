@@ -114,11 +114,12 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
   protocol::HeartbeatResponse response;
   response.heartbeatInterval = deps_.config.agentHeartbeatInterval;
   bool resumed = false;
+  TaskContext task;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     auto loaded = loadTask(*tx, uuid);
     if (!loaded) return std::unexpected(loaded.error());
-    TaskContext task = std::move(*loaded);
+    task = std::move(*loaded);
     json& info = task.internalInfo;
     const std::string stored = info.value(agent::kToken, "");
     if (!agent::tokenMatches(beat.agentToken, stored)) {
@@ -198,9 +199,10 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
       done->set_value();
     });
     (void)finished.wait_for(std::chrono::seconds(2));
+    // The flow may have queued a command or moved the node on: read what it left.
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+    task = KILN_TRY(loadTask(*tx, uuid));
   }
-  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
   const json& info = task.internalInfo;
   if (auto it = info.find(agent::kCommand); it != info.end() && it->is_object()) {
     response.commands.push_back(KILN_TRY(protocol::AgentCommand::parse(*it)));

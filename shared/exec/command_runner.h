@@ -38,6 +38,11 @@ struct CommandOutput {
   std::string err;
 };
 
+/// The message of a command that exited non-zero: "<command> failed[ on <device>] (exit N):
+/// <its stderr, or its stdout when stderr is empty>", trimmed.
+std::string failureMessage(const Command& command, const CommandOutput& output,
+                           const std::string& device = {});
+
 /// Runs external tools. Thread-safe.
 class CommandRunner {
  public:

@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "shared/core/log.h"
+#include "shared/core/strings.h"
 #include "shared/exec/command_runner.h"
 
 extern char** environ;
@@ -57,6 +58,14 @@ ssize_t writeWithoutSigpipe(int fd, const char* data, size_t size) {
 }
 
 }  // namespace
+
+std::string failureMessage(const Command& command, const CommandOutput& output,
+                           const std::string& device) {
+  std::string detail = trim(output.err);
+  if (detail.empty()) detail = trim(output.out);
+  return command.display() + " failed" + (device.empty() ? "" : " on " + device) + " (exit " +
+         std::to_string(output.exitCode) + "): " + detail;
+}
 
 std::string Command::display() const {
   if (!displayName.empty()) return displayName;

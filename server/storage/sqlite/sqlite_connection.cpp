@@ -51,17 +51,6 @@ Result<bool> Statement::step() {
   return internalError("database error: " + message);
 }
 
-Value Statement::column(int col, FieldType type) const {
-  if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) {
-    return Value::null();
-  }
-  switch (type) {
-    case FieldType::Bool: return Value::boolean(sqlite3_column_int64(stmt_, col) != 0);
-    case FieldType::Int: return Value::integer(sqlite3_column_int64(stmt_, col));
-    default: return Value::text(columnText(col));
-  }
-}
-
 void Statement::readColumn(int col, FieldType type, Value& out) const {
   out.b = false;
   out.i = 0;

@@ -39,9 +39,8 @@ class Statement {
   /// a unique-constraint violation gives AlreadyExists with the column name as the message.
   Result<bool> step();
 
-  /// Reads column `col` as a value of the given field type.
-  Value column(int col, FieldType type) const;
-  /// Like column(), into an existing value: a text value reuses the string's capacity.
+  /// Reads column `col` as a value of the given field type into `out`; a text value reuses
+  /// the string's capacity.
   void readColumn(int col, FieldType type, Value& out) const;
   int64_t columnInt(int col) const;
   std::string columnText(int col) const;
