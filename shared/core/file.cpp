@@ -9,7 +9,8 @@ std::optional<std::string> readFile(const std::string& path) {
   if (!in) return std::nullopt;
   std::string out;
   in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
+  const std::streamoff size = in.tellg();  // -1 where seeking to the end fails (/proc)
+  in.clear();
   in.seekg(0, std::ios::beg);
   if (size > 0) {
     out.resize(static_cast<size_t>(size));

@@ -1,8 +1,13 @@
 #include <catch2/catch.hpp>
+
+#include <stdlib.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
+#include "shared/core/file.h"
+#include "shared/core/strings.h"
 #include "shared/core/error.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
@@ -109,4 +114,24 @@ TEST_CASE("JsonWriter escaping round-trips arbitrary ASCII strings", "[shared][j
     INFO(out);
     REQUIRE(nlohmann::json::parse(out).get<std::string>() == s);
   }
+}
+
+TEST_CASE("readFile reads regular files, /proc files that cannot seek, and reports missing ones",
+          "[shared][core]") {
+  char tmpl[] = "/tmp/kiln-readfile-XXXXXX";
+  const int fd = mkstemp(tmpl);
+  REQUIRE(fd >= 0);
+  std::string bytes(200000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 31);
+  REQUIRE(write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  close(fd);
+  CHECK(kiln::readFile(tmpl) == bytes);
+  unlink(tmpl);
+  // seq_file-backed /proc files refuse SEEK_END; their content must still come through.
+  const auto status = kiln::readFile("/proc/self/status");
+  REQUIRE(status);
+  CHECK(status->find("Name:") == 0);
+  CHECK(!kiln::readFile("/nonexistent/kiln/file"));
+  CHECK(kiln::trim(" \t value \r\n") == "value");
+  CHECK(kiln::trim(" \n ").empty());
 }
