@@ -9,9 +9,11 @@
 #                         default: ${XDG_CACHE_HOME:-~/.cache}/kiln-ramdisk)
 #   --kernel-package PKG  Debian kernel package (env KILN_KERNEL_PACKAGE; default: the one
 #                         the linux-image-amd64 metapackage depends on, e.g. linux-image-6.1.0-56-amd64)
-#   --compress ALGO       zstd (default), xz or gzip (env KILN_RAMDISK_COMPRESS)
-#   --level N             compression level (env KILN_RAMDISK_LEVEL; default 19 for zstd,
-#                         9 for xz and gzip); zstd -3 packs in a second, 4 MiB larger
+#   --compress ALGO       lz4 (default), zstd, xz or gzip (env KILN_RAMDISK_COMPRESS); lz4
+#                         unpacks fastest (about 0.4 s less than zstd at boot under QEMU TCG),
+#                         zstd -19 is about 4 MiB smaller
+#   --level N             compression level (env KILN_RAMDISK_LEVEL; default 9 for lz4,
+#                         19 for zstd, 9 for xz and gzip)
 #   --modules FILE        module list (default: image-build/modules.list)
 #
 # Everything comes from Debian packages. The kernel package is downloaded with
@@ -31,7 +33,7 @@ REPO=$(cd "$HERE/.." && pwd)
 agent=${KILN_AGENT_BINARY:-$REPO/build/agent/kiln-agent}
 cache=${KILN_RAMDISK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kiln-ramdisk}
 kernel_pkg=${KILN_KERNEL_PACKAGE:-}
-compress=${KILN_RAMDISK_COMPRESS:-zstd}
+compress=${KILN_RAMDISK_COMPRESS:-lz4}
 level=${KILN_RAMDISK_LEVEL:-}
 modules_list=$HERE/modules.list
 outdir=""
@@ -42,7 +44,7 @@ TOOLS="mdadm:mdadm sgdisk:gdisk qemu-img:qemu-utils partx:util-linux wipefs:util
 
 die() { echo "build-ramdisk: error: $*" >&2; exit 1; }
 log() { echo "build-ramdisk: $*" >&2; }
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -64,10 +66,11 @@ for tool in apt-get apt-cache dpkg-deb dpkg-query depmod modprobe cpio file ldd 
   command -v "$tool" >/dev/null || die "$tool not found (run scripts/install-deps.sh)"
 done
 case "$compress" in
+  lz4) command -v lz4 >/dev/null || die "lz4 not found" ;;
   zstd) command -v zstd >/dev/null || die "zstd not found" ;;
   xz) command -v xz >/dev/null || die "xz not found" ;;
   gzip) command -v gzip >/dev/null || die "gzip not found" ;;
-  *) die "--compress must be zstd, xz or gzip, not '$compress'" ;;
+  *) die "--compress must be lz4, zstd, xz or gzip, not '$compress'" ;;
 esac
 if [ -z "$level" ]; then
   case "$compress" in zstd) level=19 ;; *) level=9 ;; esac
@@ -151,6 +154,7 @@ if [ ! -f "$kroot/lib/modules/$kver/modules.dep" ]; then
 fi
 kconfig=$kroot/boot/config-$kver
 case "$compress" in
+  lz4) want=CONFIG_RD_LZ4 ;;
   zstd) want=CONFIG_RD_ZSTD ;;
   xz) want=CONFIG_RD_XZ ;;
   gzip) want=CONFIG_RD_GZIP ;;
@@ -236,6 +240,13 @@ done
 # modules.dep etc. for the copied subset, so `modprobe` (busybox) works in the ramdisk too.
 depmod -b "$root/usr" "$kver" 2>/dev/null || depmod -b "$root" "$kver"
 nmods=$(wc -l < "$root/etc/kiln/modules.load")
+# init loads md_mod and RAID 0/1/10 at boot; RAID 4/5/6 (raid456, whose speed tests take half
+# a second under emulation) is loaded by the kernel through /sbin/modprobe when mdadm starts
+# such an array: md asks for "md-level-N", which modules.alias must resolve.
+for alias in md-level-0 md-level-1 md-level-10 md-level-4 md-level-5 md-level-6; do
+  modprobe -d "$root/usr" -S "$kver" --show-depends "$alias" >/dev/null 2>&1 ||
+    log "warning: nothing in the ramdisk answers $alias: md RAID of that level will fail"
+done
 
 # --- Manifest -----------------------------------------------------------------------------
 {
@@ -256,6 +267,8 @@ find "$root" -exec touch -h -d "@$epoch" {} +
 initramfs_cpio "$root" > "$work/initramfs.cpio"
 
 case "$compress" in
+  # The kernel unpacks lz4's legacy frame format only (-l).
+  lz4) lz4 -q -l "-$level" -c "$work/initramfs.cpio" > "$work/initramfs" ;;
   # zstd up to -19 keeps an 8 MiB window, which the kernel's unpacker handles; --ultra does not.
   zstd) zstd -q "-$level" -T0 -c "$work/initramfs.cpio" > "$work/initramfs" ;;
   # The kernel's xz unpacker knows CRC32 only.

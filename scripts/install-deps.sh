@@ -9,7 +9,7 @@ PACKAGES="
   libpistache-dev nlohmann-json3-dev libsqlite3-dev libinih-dev libssl-dev libcrypt-dev
   libboost-dev ipmitool
   libblkid-dev libzstd-dev liblzma-dev zlib1g-dev gdisk qemu-utils util-linux e2fsprogs
-  zstd xz-utils gzip
+  zstd xz-utils gzip lz4
   qemu-system-x86 seabios ipxe-qemu busybox-static mdadm cpio kmod file binutils
   syslinux syslinux-common mtools dosfstools
   catch2

@@ -46,14 +46,15 @@ Result<ApiResponse> BootHandlers::macScript(RequestContext& ctx) {
   if (node->str(kNodeBootInterface) != "ipxe" || internal.value("boot_target", "") != "agent") {
     return textResponse(netboot::localBootScript("node " + node->uuid() + " boots from its disk"));
   }
-  auto images = KILN_TRY(netboot::deployImages(deps_.config, objectField(*node, kNodeDriverInfo)));
+  const auto driverInfo = objectField(*node, kNodeDriverInfo);
+  auto images = KILN_TRY(netboot::deployImages(deps_.config, driverInfo));
   auto url = [&](const std::string& location, const char* which) {
     return netboot::isUrl(location) ? location : ctx.baseUrl + "/boot/" + node->uuid() + "/" + which;
   };
   // ctx.baseUrl is [api] public_endpoint when set, else the address the machine reached.
   const std::string& apiUrl = deps_.config.apiUrl.empty() ? ctx.baseUrl : deps_.config.apiUrl;
   return textResponse(netboot::agentScript(url(images.kernel, "kernel"), url(images.ramdisk, "ramdisk"),
-                                           apiUrl, deps_.config.kernelAppendParams));
+                                           apiUrl, netboot::kernelAppendParams(deps_.config, driverInfo)));
 }
 
 Result<ApiResponse> BootHandlers::file(RequestContext& ctx) {

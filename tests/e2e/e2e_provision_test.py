@@ -161,7 +161,7 @@ def main():
         ramdisk = os.path.join(work, "ramdisk")
         run.say("building the agent ramdisk")
         subprocess.run([os.path.join(ROOT, "image-build", "build-ramdisk.sh"), "--agent", args.agent,
-                        "--level", "3", ramdisk], check=True, stdout=subprocess.DEVNULL)
+                        ramdisk], check=True, stdout=subprocess.DEVNULL)
         answers = serve(Answers)
         answer_port = answers.server_address[1]
         imgdir = os.path.join(work, "images")

@@ -90,7 +90,9 @@ PR_SET_PDEATHSIG = 1
 
 
 def log(msg):
-    sys.stderr.write("redfish_qemu_bmc: %s\n" % msg)
+    now = time.time()
+    stamp = time.strftime("%H:%M:%S", time.localtime(now)) + ".%03d" % (now % 1 * 1000)
+    sys.stderr.write("%s redfish_qemu_bmc: %s\n" % (stamp, msg))
     sys.stderr.flush()
 
 

@@ -102,10 +102,11 @@ def check_tools(initramfs, work):
     os.makedirs(root)
     with open(initramfs, "rb") as f:
         magic = f.read(6)
-    decompress = {b"\x28\xb5\x2f\xfd": "zstd -dc", b"\xfd7zXZ": "xz -dc", b"\x1f\x8b": "gzip -dc"}
+    decompress = {b"\x02\x21\x4c\x18": "lz4 -dc", b"\x28\xb5\x2f\xfd": "zstd -dc",
+                  b"\xfd7zXZ": "xz -dc", b"\x1f\x8b": "gzip -dc"}
     tool = next((t for m, t in decompress.items() if magic.startswith(m)), None)
     if tool is None:
-        return f"{initramfs} is neither zstd, xz nor gzip (starts with {magic.hex()})"
+        return f"{initramfs} is neither lz4 (legacy), zstd, xz nor gzip (starts with {magic.hex()})"
     unpack = subprocess.run(f"{tool} '{initramfs}' | cpio -idm --quiet --no-absolute-filenames",
                             shell=True, cwd=root, stderr=subprocess.PIPE, text=True)
     if unpack.returncode != 0:
@@ -125,7 +126,33 @@ def check_tools(initramfs, work):
         if run.returncode != 0:
             return f"{' '.join(argv)} fails in the ramdisk ({run.returncode}): {run.stdout}"
         print(f"ramdisk: chroot {' '.join(argv)}: {first}")
+    problem = check_raid_autoload(root)
+    if problem:
+        return problem
     shutil.rmtree(root)
+    return None
+
+
+def check_raid_autoload(root):
+    """init does not load raid456; the kernel asks /sbin/modprobe for md-level-4/5/6 when mdadm
+    starts such an array. The ramdisk's own busybox modprobe must resolve those aliases to its
+    raid456 (busybox takes the kernel version from uname, hence the link)."""
+    kvers = os.listdir(os.path.join(root, "usr/lib/modules"))
+    if len(kvers) != 1:
+        return f"the ramdisk has {len(kvers)} module trees: {kvers}"
+    link = os.path.join(root, "usr/lib/modules", os.uname().release)
+    if not os.path.lexists(link):
+        os.symlink(kvers[0], link)
+    try:
+        for alias in ("md-level-4", "md-level-5", "md-level-6"):
+            run = subprocess.run(["chroot", root, "/sbin/modprobe", "-D", alias], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, env={"PATH": "/usr/sbin:/usr/bin"})
+            if run.returncode != 0 or not run.stdout.rstrip().endswith("/raid456.ko"):
+                return f"the ramdisk's modprobe does not resolve {alias} to raid456.ko: {run.stdout}"
+        print(f"ramdisk: chroot modprobe -D md-level-5: {run.stdout.split()[-1]}")
+    finally:
+        if os.path.islink(link):
+            os.unlink(link)
     return None
 
 
@@ -139,7 +166,9 @@ def boot(kernel, initramfs, work, stub):
            "-accel", "tcg", "-m", "1024", "-smp", "1",
            "-nodefaults", "-display", "none", "-no-reboot", "-serial", f"file:{serial}",
            "-kernel", kernel, "-initrd", initramfs,
-           "-append", f"console=ttyS0 kiln.api_url=http://10.0.2.2:{port} kiln.max_backoff=1",
+           # The crypto self-test switches are kiln-server's default [pxe] kernel_append_params.
+           "-append", f"console=ttyS0 initcall_blacklist=crypto_kdf108_init cryptomgr.notests "
+                      f"kiln.api_url=http://10.0.2.2:{port} kiln.max_backoff=1",
            "-netdev", "user,id=n0", "-device", f"virtio-net-pci,netdev=n0,mac={MAC}",
            "-drive", f"file={disk},format=raw,if=none,id=d0", "-device", "virtio-blk-pci,drive=d0"]
     print("ramdisk: " + " ".join(cmd))

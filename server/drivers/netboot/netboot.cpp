@@ -39,6 +39,20 @@ Result<DeployImages> deployImages(const Config& config, const json& driverInfo) 
   return images;
 }
 
+std::string kernelAppendParams(const Config& config, const json& driverInfo) {
+  auto it = driverInfo.find("kernel_append_params");
+  if (it == driverInfo.end() || !it->is_string() || it->get<std::string>().empty()) {
+    return config.kernelAppendParams;
+  }
+  std::string params = it->get<std::string>();
+  static constexpr std::string_view kDefault = "%default%";
+  for (size_t at = params.find(kDefault); at != std::string::npos;
+       at = params.find(kDefault, at + config.kernelAppendParams.size())) {
+    params.replace(at, kDefault.size(), config.kernelAppendParams);
+  }
+  return params;
+}
+
 std::optional<std::string> parseMac(std::string_view text) {
   if (text.size() != 17) return std::nullopt;
   std::string out;
@@ -196,7 +210,8 @@ class PxeBoot final : public NetbootBase {
     if (!ec) fs::copy_file(images.ramdisk, nodeDir / "deploy_ramdisk", fs::copy_options::overwrite_existing, ec);
     if (ec) return internalError("Cannot copy the agent images into " + nodeDir.string() + ": " + ec.message());
     return writeConfigs(task, pxeAgentConfig(task.uuid() + "/deploy_kernel", task.uuid() + "/deploy_ramdisk",
-                                             configuredApiUrl(*task.config), task.config->kernelAppendParams));
+                                             configuredApiUrl(*task.config),
+                                             kernelAppendParams(*task.config, task.driverInfo)));
   }
   Result<void> writeLocalConfig(TaskContext& task) override { return writeConfigs(task, pxeLocalConfig()); }
   Result<void> removeConfig(TaskContext& task) override {

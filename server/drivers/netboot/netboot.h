@@ -11,7 +11,8 @@
 //         initramfs copied under [pxe] tftp_root, for a TFTP server such as dnsmasq.
 //
 // Which kernel and initramfs: the node's driver_info deploy_kernel / deploy_ramdisk (a path or
-// a URL), defaulting to [conductor] deploy_kernel / deploy_ramdisk, as in Ironic. The
+// a URL), defaulting to [conductor] deploy_kernel / deploy_ramdisk, as in Ironic; the kernel
+// arguments likewise from driver_info kernel_append_params or [pxe] kernel_append_params. The
 // management interface points the next boot at the network (ramdisk) or the disk (instance).
 #pragma once
 
@@ -35,6 +36,11 @@ struct DeployImages {
 /// driver_info deploy_kernel/deploy_ramdisk, else the configuration's. InvalidArgument in
 /// Ironic's "missing in driver_info" wording when neither is set.
 Result<DeployImages> deployImages(const Config& config, const nlohmann::json& driverInfo);
+
+/// The agent's extra kernel arguments: driver_info kernel_append_params when it is a non-empty
+/// string, with "%default%" replaced by [pxe] kernel_append_params (as in Ironic); else the
+/// configuration's.
+std::string kernelAppendParams(const Config& config, const nlohmann::json& driverInfo);
 
 /// True for http:// and https:// locations.
 bool isUrl(std::string_view location);

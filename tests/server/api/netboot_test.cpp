@@ -72,6 +72,15 @@ TEST_CASE("netboot helpers", "[server][netboot]") {
   REQUIRE(images);
   CHECK(images->kernel == "http://x/k");
   CHECK(images->ramdisk == "/srv/r");
+  config.kernelAppendParams = "console=ttyS0";
+  CHECK(netboot::kernelAppendParams(config, Json::object()) == "console=ttyS0");
+  CHECK(netboot::kernelAppendParams(config, {{"kernel_append_params", ""}}) == "console=ttyS0");
+  CHECK(netboot::kernelAppendParams(config, {{"kernel_append_params", 7}}) == "console=ttyS0");
+  CHECK(netboot::kernelAppendParams(config, {{"kernel_append_params", "nomodeset"}}) == "nomodeset");
+  CHECK(netboot::kernelAppendParams(config, {{"kernel_append_params", "%default% a %default%"}}) ==
+        "console=ttyS0 a console=ttyS0");
+  config.kernelAppendParams = "x%default%";  // a default that itself holds the placeholder
+  CHECK(netboot::kernelAppendParams(config, {{"kernel_append_params", "%default% b"}}) == "x%default% b");
 }
 
 TEST_CASE("ipxe: boot.ipxe chains to the MAC's script, which boots the agent only when needed", "[server][netboot]") {
@@ -114,7 +123,8 @@ TEST_CASE("ipxe: boot.ipxe chains to the MAC's script, which boots the agent onl
   CHECK_THAT(script.body, Catch::Contains("kernel http://kiln.test:6385/boot/" + uuid + "/kernel") &&
                               Catch::Contains("kiln.api_url=http://kiln.test:6385") &&
                               Catch::Contains("initrd --name kiln-agent.initramfs http://kiln.test:6385/boot/" + uuid + "/ramdisk") &&
-                              Catch::Contains("console=ttyS0"));
+                              Catch::Contains(" console=tty0 console=ttyS0,115200n8 initcall_blacklist="
+                                              "crypto_kdf108_init cryptomgr.notests || goto failed"));
   auto k = api.call("GET", "/boot/" + uuid + "/kernel");
   CHECK(k.status == 200);
   CHECK(k.body == "KERNEL-BYTES");
@@ -139,13 +149,16 @@ TEST_CASE("ipxe: URLs are handed to iPXE as they are; missing images fail valida
                                          {{"op", "add"}, {"path", "/driver_info/deploy_ramdisk"}, {"value", "/nonexistent/r"}}}));
   v = api.get("/v1/nodes/nb/validate").json();
   CHECK_THAT(v["boot"]["reason"].get<std::string>(), Catch::Contains("/nonexistent/r"));
-  api.patch("/v1/nodes/nb", Json::array({{{"op", "replace"}, {"path", "/driver_info/deploy_ramdisk"}, {"value", "http://img/r"}}}));
+  api.patch("/v1/nodes/nb", Json::array({{{"op", "replace"}, {"path", "/driver_info/deploy_ramdisk"}, {"value", "http://img/r"}},
+                                         {{"op", "add"}, {"path", "/driver_info/kernel_append_params"}, {"value", "nomodeset %default%"}}}));
   CHECK(api.get("/v1/nodes/nb/validate").json()["boot"]["result"] == true);
   verb(api, "nb", "manage");
   verb(api, "nb", "provide");
   api.version = "";
   auto script = api.call("GET", "/boot/52:54:00:ab:cd:ef.ipxe");
-  CHECK_THAT(script.body, Catch::Contains("kernel http://img/k ") && Catch::Contains("initrd --name kiln-agent.initramfs http://img/r"));
+  // The node's own kernel arguments (driver_info), around the configured ones.
+  CHECK_THAT(script.body, Catch::Contains("kernel http://img/k ") && Catch::Contains("initrd --name kiln-agent.initramfs http://img/r") &&
+                              Catch::Contains(" nomodeset console=tty0 console=ttyS0,115200n8 initcall_blacklist="));
 }
 
 TEST_CASE("pxe: pxelinux files for the agent, then local boot, removed on undeploy", "[server][netboot]") {
@@ -167,7 +180,8 @@ TEST_CASE("pxe: pxelinux files for the agent, then local boot, removed on undepl
   REQUIRE(std::filesystem::exists(config));
   CHECK_THAT(readFile(config), Catch::Contains("kernel " + uuid + "/deploy_kernel") &&
                                    Catch::Contains("initrd=" + uuid + "/deploy_ramdisk") &&
-                                   Catch::Contains("kiln.api_url=http://10.0.0.1:6385 "));
+                                   Catch::Contains("kiln.api_url=http://10.0.0.1:6385 ") &&
+                                   Catch::Contains("cryptomgr.notests"));
   CHECK(readFile(tftp + "/" + uuid + "/deploy_kernel") == "K");
   verb(api, "nb", "abort");
   CHECK_FALSE(std::filesystem::exists(config));
