@@ -41,9 +41,7 @@ Result<DeployImages> deployImages(const Config& config, const json& driverInfo) 
 
 std::string kernelAppendParams(const Config& config, const json& driverInfo) {
   auto it = driverInfo.find("kernel_append_params");
-  if (it == driverInfo.end() || !it->is_string() || it->get<std::string>().empty()) {
-    return config.kernelAppendParams;
-  }
+  if (it == driverInfo.end() || !it->is_string()) return config.kernelAppendParams;
   std::string params = it->get<std::string>();
   static constexpr std::string_view kDefault = "%default%";
   for (size_t at = params.find(kDefault); at != std::string::npos;

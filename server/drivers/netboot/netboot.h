@@ -37,9 +37,9 @@ struct DeployImages {
 /// Ironic's "missing in driver_info" wording when neither is set.
 Result<DeployImages> deployImages(const Config& config, const nlohmann::json& driverInfo);
 
-/// The agent's extra kernel arguments: driver_info kernel_append_params when it is a non-empty
-/// string, with "%default%" replaced by [pxe] kernel_append_params (as in Ironic); else the
-/// configuration's.
+/// The agent's extra kernel arguments: driver_info kernel_append_params when it is a string
+/// (even an empty one), with "%default%" replaced by [pxe] kernel_append_params, as in Ironic;
+/// else the configuration's.
 std::string kernelAppendParams(const Config& config, const nlohmann::json& driverInfo);
 
 /// True for http:// and https:// locations.

@@ -74,7 +74,7 @@ TEST_CASE("netboot helpers", "[server][netboot]") {
   CHECK(images->ramdisk == "/srv/r");
   config.kernelAppendParams = "console=ttyS0";
   CHECK(netboot::kernelAppendParams(config, Json::object()) == "console=ttyS0");
-  CHECK(netboot::kernelAppendParams(config, {{"kernel_append_params", ""}}) == "console=ttyS0");
+  CHECK(netboot::kernelAppendParams(config, {{"kernel_append_params", ""}}).empty());  // as in Ironic
   CHECK(netboot::kernelAppendParams(config, {{"kernel_append_params", 7}}) == "console=ttyS0");
   CHECK(netboot::kernelAppendParams(config, {{"kernel_append_params", "nomodeset"}}) == "nomodeset");
   CHECK(netboot::kernelAppendParams(config, {{"kernel_append_params", "%default% a %default%"}}) ==
