@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shared/core/strings.h"
+
 namespace kiln::agent {
 namespace {
 
@@ -27,8 +29,8 @@ std::vector<std::pair<std::string, std::string>> cpuinfoFields(const std::string
   for (std::string line; std::getline(in, line);) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
-    fields.emplace_back(trimSysfsValue(line.substr(0, colon)),
-                        trimSysfsValue(line.substr(colon + 1)));
+    fields.emplace_back(trim(line.substr(0, colon)),
+                        trim(line.substr(colon + 1)));
   }
   return fields;
 }
@@ -64,7 +66,7 @@ json collectMemory(SysfsReader& sysfs) {
   std::istringstream in(sysfs.read("/proc/meminfo").value_or(""));
   for (std::string line; std::getline(in, line);) {
     if (!line.starts_with("MemTotal:")) continue;
-    totalBytes = static_cast<uint64_t>(integer(trimSysfsValue(line.substr(9))).value_or(0)) * 1024;
+    totalBytes = static_cast<uint64_t>(integer(trim(line.substr(9))).value_or(0)) * 1024;
   }
   // Physical memory = online memory blocks; MemTotal lacks what the kernel reserved.
   uint64_t blockBytes = 0;

@@ -44,7 +44,7 @@ class RootedSysfsReader final : public SysfsReader {
   std::string root_;
 };
 
-/// `text` without leading and trailing whitespace (sysfs values end with a newline). Pure.
+/// `text` without leading and trailing whitespace (sysfs values end with a newline): kiln::trim. Pure.
 std::string trimSysfsValue(std::string_view text);
 
 /// The trimmed content of a sysfs (or /proc) file; "" when it cannot be read.

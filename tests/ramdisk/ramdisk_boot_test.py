@@ -10,7 +10,8 @@
    is the host's 127.0.0.1, one virtio disk backed by a sparse 64 MiB file), bounded by
    `timeout`.
 4. As root, the tools the agent runs are started inside the unpacked initramfs with chroot
-   (`--version`), which proves the copied libraries are complete.
+   (`--version`), which proves the copied libraries are complete; the ramdisk's busybox modprobe
+   must resolve md-level-4/5/6 to raid456 (init leaves it for the kernel to load on demand).
 5. The test passes when the stub has seen a lookup carrying the VM's MAC and the serial log
    shows that init started kiln-agent. The VM is then killed. Power-on to first lookup is
    printed and written to WORK/timing.txt.
@@ -94,7 +95,8 @@ TOOLS_PRESENT = ["poweroff", "reboot", "udhcpc", "insmod", "mdev"]
 
 
 def check_tools(initramfs, work):
-    """Runs every tool inside the unpacked initramfs; returns a failure message or None."""
+    """Runs every tool inside the unpacked initramfs and checks that its modprobe finds the md
+    RAID-4/5/6 module; returns a failure message or None."""
     if os.geteuid() != 0:
         print("ramdisk: not root: skipping the chroot check of the tools")
         return None
