@@ -5,12 +5,16 @@
 // the ramdisk, from the kernel command line (agent/agent_config.h).
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
 #include "agent/agent.h"
+#include "agent/api_tls.h"
 #include "agent/hardware/hardware_manager.h"
 #include "agent/image/write_image_command.h"
 #include "shared/core/file.h"
@@ -46,17 +50,57 @@ int main(int argc, char** argv) {
   sigaddset(&stopSignals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
 
+  // TLS (agent/api_tls.h): an inline CA and the download bundle go to a private temporary
+  // directory, removed on exit.
+  std::string tlsDir;
+  if (!config->tls.insecure && (!config->tls.inlineCaPem.empty() || !config->tls.caFile.empty())) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kiln-agent-tls.XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      std::cerr << "kiln-agent: cannot create a directory for the CA files: "
+                << std::strerror(errno) << "\n";
+      return 2;
+    }
+    tlsDir = pattern;
+  }
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() {
+      std::error_code ec;
+      if (!path.empty()) std::filesystem::remove_all(path, ec);
+    }
+  } removeTlsDir{tlsDir};
+  auto tls = prepareTlsFiles(config->tls, tlsDir, systemCaBundle());
+  if (!tls) {
+    std::cerr << "kiln-agent: " << tls.error().message << "\n";
+    return 2;
+  }
+
   ProcessCommandRunner runner;
   HttpClientPtr http = makeHttpClient();
+  TlsDefaultsHttpClient apiHttp(*http, tls->api);
+  TlsDefaultsHttpClient downloadHttp(*http, tls->downloads);
   SystemClock clock;
   RootedSysfsReader sysfs(config->sysRoot);
-  HttpServerClient server(*http, config->apiUrl);
-  Agent agent(*config, AgentDeps{server, runner, *http, clock, sysfs}, genericHardwareSteps(sysfs));
+  HttpServerClient server(apiHttp, config->apiUrl);
+  Agent agent(*config, AgentDeps{server, runner, downloadHttp, clock, sysfs},
+              genericHardwareSteps(sysfs));
   std::thread([&agent, stopSignals] {
     int signal = 0;
     if (sigwait(&stopSignals, &signal) == 0) agent.stop();
   }).detach();
-  Logger("agent").info("starting", {{"version", agentVersion()}, {"api_url", config->apiUrl},
-                                    {"by_hand", config->byHand ? "yes" : "no"}});
+  Logger log("agent");
+  log.info("starting", {{"version", agentVersion()},
+                        {"api_url", config->apiUrl},
+                        {"by_hand", config->byHand ? "yes" : "no"},
+                        {"tls_ca", config->tls.source}});
+  if (config->tls.insecure) {
+    log.warning("TLS certificate verification is OFF (insecure switch: --insecure, kiln.insecure= "
+                "or ipa-insecure=): anyone on the path can impersonate kiln-server and take the "
+                "agent token, the node's secrets and the images; use it only in a lab");
+  } else if (config->apiUrl.rfind("http://", 0) == 0) {
+    log.warning("the API URL is plain http: the agent token and step arguments cross the network "
+                "in clear (serve the API over https: [api] enable_ssl_api)");
+  }
   return agent.run();
 }

@@ -1,19 +1,25 @@
 #include "agent/server_client.h"
 
+#include "shared/json/json_util.h"
+
 namespace kiln::agent {
 
 using nlohmann::json;
 
 std::string faultOf(const std::string& body) {
-  json parsed = json::parse(body, nullptr, false);
+  json parsed = parseJson(body).value_or(json());
   if (parsed.is_object() && parsed.contains("error_message")) {
     json inner = parsed["error_message"];
-    if (inner.is_string()) inner = json::parse(inner.get<std::string>(), nullptr, false);
+    if (inner.is_string()) inner = parseJson(inner.get<std::string>()).value_or(json());
     if (inner.is_object() && inner.contains("faultstring") && inner["faultstring"].is_string()) {
       return inner["faultstring"].get<std::string>();
     }
   }
-  return body.size() > 300 ? body.substr(0, 300) + "..." : body;
+  if (body.size() <= 300) return body;
+  // Cut between characters, not inside a UTF-8 sequence: the fault is quoted in messages.
+  size_t cut = 300;
+  for (int i = 0; i < 3 && (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80; ++i) --cut;
+  return body.substr(0, cut) + "...";
 }
 
 Result<json> HttpServerClient::exchange(HttpRequest request, int expectedStatus) {
@@ -23,9 +29,9 @@ Result<json> HttpServerClient::exchange(HttpRequest request, int expectedStatus)
   if (!response) return std::unexpected(response.error());
   const int status = response->status;
   if (status == expectedStatus) {
-    json body = json::parse(response->body, nullptr, false);
-    if (body.is_discarded()) return fail(ErrorCode::Unavailable, "the server answered with malformed JSON");
-    return body;
+    auto body = parseJson(response->body);
+    if (!body) return fail(ErrorCode::Unavailable, "the server answered with malformed JSON");
+    return std::move(*body);
   }
   const std::string fault = faultOf(response->body);
   const std::string what = request.method + " " + request.url + ": HTTP " + std::to_string(status) + ": " + fault;
@@ -58,7 +64,9 @@ Result<protocol::HeartbeatResponse> HttpServerClient::heartbeat(const std::strin
   request.url = apiUrl_ + "/v1/heartbeat/" + nodeUuid;
   request.headers.push_back({"X-OpenStack-Ironic-API-Version", protocol::kHeartbeatApiVersion});
   request.headers.push_back({"Content-Type", "application/json"});
-  request.body = beat.toJson().dump();
+  // dumpJson: bytes of the machine's that are not UTF-8 (a DMI string, a disk serial, tool
+  // output) are replaced; nlohmann's dump() would throw and end the agent.
+  request.body = dumpJson(beat.toJson());
   const json body = KILN_TRY(exchange(std::move(request), 202));
   auto parsed = protocol::HeartbeatResponse::parse(body);
   if (!parsed) return fail(ErrorCode::Unavailable, "malformed heartbeat response: " + parsed.error().message);

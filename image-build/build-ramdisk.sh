@@ -15,6 +15,9 @@
 #   --level N             compression level (env KILN_RAMDISK_LEVEL; default 9 for lz4,
 #                         19 for zstd, 9 for xz and gzip)
 #   --modules FILE        module list (default: image-build/modules.list)
+#   --ca-file PEM         the CA that signs kiln-server's certificate, embedded as
+#                         /etc/kiln/ca.pem (env KILN_RAMDISK_CA_FILE); kiln-agent trusts it when
+#                         the kernel command line names no CA (docs/protocol.md §7)
 #
 # Everything comes from Debian packages. The kernel package is downloaded with
 # `apt-get download` and unpacked into the cache, never installed on this host. busybox
@@ -36,6 +39,7 @@ kernel_pkg=${KILN_KERNEL_PACKAGE:-}
 compress=${KILN_RAMDISK_COMPRESS:-lz4}
 level=${KILN_RAMDISK_LEVEL:-}
 modules_list=$HERE/modules.list
+ca_file=${KILN_RAMDISK_CA_FILE:-}
 outdir=""
 
 # Host tools copied into the ramdisk with their libraries (name, Debian package).
@@ -44,7 +48,7 @@ TOOLS="mdadm:mdadm sgdisk:gdisk qemu-img:qemu-utils partx:util-linux wipefs:util
 
 die() { echo "build-ramdisk: error: $*" >&2; exit 1; }
 log() { echo "build-ramdisk: $*" >&2; }
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -54,6 +58,7 @@ while [ $# -gt 0 ]; do
     --compress) compress=${2:?--compress needs zstd, xz or gzip}; shift 2 ;;
     --level) level=${2:?--level needs a number}; shift 2 ;;
     --modules) modules_list=${2:?--modules needs a file}; shift 2 ;;
+    --ca-file) ca_file=${2:?--ca-file needs a PEM file}; shift 2 ;;
     -h|--help) usage 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) [ -z "$outdir" ] || die "only one OUTDIR"; outdir=$1; shift ;;
@@ -99,6 +104,14 @@ for entry in $TOOLS; do
   tool_paths="$tool_paths $path"
 done
 [ -f "$modules_list" ] || die "module list $modules_list not found"
+if [ -n "$ca_file" ]; then
+  if [ ! -f "$ca_file" ] || [ ! -r "$ca_file" ]; then die "--ca-file $ca_file is not a readable file"; fi
+  grep -q -- '-----BEGIN CERTIFICATE-----' "$ca_file" ||
+    die "--ca-file $ca_file holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+  if command -v openssl >/dev/null; then
+    openssl x509 -in "$ca_file" -noout 2>/dev/null || die "openssl cannot read the certificate in $ca_file"
+  fi
+fi
 # Legacy-BIOS boot code the agent writes to software RAID member disks (agent/disk/bios_boot.h).
 gptmbr=/usr/lib/syslinux/mbr/gptmbr.bin
 [ -f "$gptmbr" ] || die "$gptmbr not found: install syslinux-common (scripts/install-deps.sh)"
@@ -213,6 +226,10 @@ done
 # init, the agent wrapper, DHCP hook, inittab, mdadm.conf.
 install -m 0755 "$HERE/init" "$root/init"
 cp -R "$HERE/rootfs/." "$root/"
+# The API's CA at the path kiln-agent looks at when the kernel command line names none.
+if [ -n "$ca_file" ]; then
+  install -m 0644 "$ca_file" "$root/etc/kiln/ca.pem"
+fi
 
 # --- Kernel modules -----------------------------------------------------------------------
 mods=$root/usr/lib/modules/$kver
@@ -256,6 +273,9 @@ done
     echo "$pkg: $(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || echo unknown)"
   done | sort -u
   echo "kiln-agent: $(sha256sum "$agent" | cut -d' ' -f1)"
+  if [ -n "$ca_file" ]; then
+    echo "api CA /etc/kiln/ca.pem: $(sha256sum "$ca_file" | cut -d' ' -f1)"
+  fi
   echo "modules ($nmods):"
   sed 's/^/  /' "$root/etc/kiln/modules.load"
 } > "$root/etc/kiln/manifest"

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "server/conductor/step_planner.h"
+#include "server/local_files.h"
 #include "shared/core/file.h"
 #include "shared/core/log.h"
 
@@ -150,6 +151,15 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   KILN_TRY_VOID(getInt("api", "api_workers", c.apiWorkers, 0, 256));
   KILN_TRY_VOID(getInt("api", "ramdisk_heartbeat_timeout", c.ramdiskHeartbeatTimeout, 5, 86400));
   KILN_TRY_VOID(getBool("api", "restrict_lookup", c.restrictLookup));
+  KILN_TRY_VOID(getInt("api", "max_request_body_size", c.maxRequestBodySize, 1024, 1024 * 1024 * 1024));
+  KILN_TRY_VOID(getInt("api", "client_socket_timeout", c.clientSocketTimeout, 1, 86400));
+  KILN_TRY_VOID(getInt("api", "max_connections", c.maxConnections, 16, 10000000));
+  KILN_TRY_VOID(getBool("api", "enable_ssl_api", c.enableSslApi));
+  getString("ssl", "cert_file", c.sslCertFile);
+  getString("ssl", "key_file", c.sslKeyFile);
+  if (c.enableSslApi && (c.sslCertFile.empty() || c.sslKeyFile.empty())) {
+    return invalid(where("api", "enable_ssl_api") + " needs [ssl] cert_file and key_file");
+  }
 
   getString("database", "connection", c.connection);
 
@@ -167,6 +177,18 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   KILN_TRY_VOID(getInt("conductor", "inspect_wait_timeout", c.inspectWaitTimeout, 0, 86400 * 7));
   getString("conductor", "deploy_kernel", c.deployKernel);
   getString("conductor", "deploy_ramdisk", c.deployRamdisk);
+  if (reader.has("conductor", "file_url_allowed_paths")) {
+    c.fileUrlAllowedPaths.clear();
+    for (const auto& entry : splitList(reader.get("conductor", "file_url_allowed_paths"))) {
+      auto dir = checkAllowedDirectory(entry);
+      if (!dir) return invalid(where("conductor", "file_url_allowed_paths") + ": " + dir.error().message);
+      if (const auto system = forbiddenDirectoryOf(*dir); !system.empty()) {
+        Logger("config").warning("file_url_allowed_paths entry inside a system directory allows no file",
+                                 {{"entry", *dir}, {"system_directory", std::string(system)}});
+      }
+      c.fileUrlAllowedPaths.push_back(std::move(*dir));
+    }
+  }
   getString("conductor", "api_url", c.apiUrl);
   while (!c.apiUrl.empty() && c.apiUrl.back() == '/') c.apiUrl.pop_back();
   getString("pxe", "tftp_root", c.tftpRoot);
@@ -174,6 +196,7 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   KILN_TRY_VOID(getInt("agent", "heartbeat_interval", c.agentHeartbeatInterval, 1, 3600));
   KILN_TRY_VOID(getInt("agent", "command_heartbeat_interval", c.agentCommandHeartbeatInterval, 1, 3600));
   KILN_TRY_VOID(getBool("agent", "allow_md5_checksum", c.allowMd5Checksum));
+  getString("agent", "api_ca_file", c.agentApiCaFile);
   for (auto [key, target] : {std::pair{"clean_step_priority_override", &c.cleanStepPriorityOverride},
                              std::pair{"deploy_step_priority_override", &c.deployStepPriorityOverride}}) {
     if (!reader.has("conductor", key)) continue;
@@ -214,9 +237,13 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "default/auth_strategy", "default/http_basic_auth_user_file", "default/host",
         "default/log_level", "default/debug", "default/enabled_hardware_types",
         "api/host_ip", "api/port", "api/max_limit", "api/public_endpoint", "api/api_workers",
-        "api/ramdisk_heartbeat_timeout", "api/restrict_lookup", "conductor/inspect_wait_timeout",
+        "api/ramdisk_heartbeat_timeout", "api/restrict_lookup", "api/max_request_body_size",
+        "api/client_socket_timeout", "api/max_connections", "api/enable_ssl_api",
+        "ssl/cert_file", "ssl/key_file", "conductor/inspect_wait_timeout",
         "agent/heartbeat_interval", "agent/command_heartbeat_interval", "agent/allow_md5_checksum",
+        "agent/api_ca_file",
         "conductor/deploy_kernel", "conductor/deploy_ramdisk", "conductor/api_url",
+        "conductor/file_url_allowed_paths",
         "pxe/tftp_root", "pxe/kernel_append_params",
         "database/connection", "conductor/allow_deleting_available_nodes",
         "conductor/automated_clean", "conductor/deploy_callback_timeout",

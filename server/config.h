@@ -39,6 +39,19 @@ struct Config {
   int apiWorkers = 0;          ///< HTTP threads; 0 = three per CPU
   int ramdiskHeartbeatTimeout = 300;  ///< told to agents at lookup (config.heartbeat_timeout)
   bool restrictLookup = true;  ///< lookup only finds nodes in states where an agent is expected
+  /// Largest request body accepted (413 above it); Kiln's option (configdrives ride in bodies).
+  int maxRequestBodySize = 16 * 1024 * 1024;
+  /// Seconds a client has to send a whole request from its first byte, and seconds an idle
+  /// keep-alive connection stays open (oslo.service's name; its default is 900).
+  int clientSocketTimeout = 60;
+  /// Open connections at most; more are refused after shedding idle ones. The effective cap is
+  /// also kept below the open-file limit (docs/security.md). Kiln's option.
+  int maxConnections = 10000;
+  bool enableSslApi = false;   ///< serve the API over HTTPS ([ssl] cert_file, key_file)
+
+  // [ssl] (oslo.service's names, as Ironic reads them)
+  std::string sslCertFile;     ///< PEM certificate (chain) of the API
+  std::string sslKeyFile;      ///< PEM private key of the API
 
   // [database]
   std::string connection = "sqlite:///kiln.sqlite";
@@ -57,6 +70,9 @@ struct Config {
   int inspectWaitTimeout = 1800;           ///< seconds a node may stay in "inspect wait"
   std::string deployKernel;   ///< agent kernel (path or URL) for nodes whose driver_info has none
   std::string deployRamdisk;  ///< agent initramfs (path or URL), likewise
+  /// Directories local agent images (paths, file:// URLs) may come from; empty = none
+  /// (server/local_files.h has the whole rule). Ironic's default lists its own directories.
+  std::vector<std::string> fileUrlAllowedPaths = {"/var/lib/kiln/images"};
   std::string apiUrl;         ///< the URL agents use (kiln.api_url); empty = public_endpoint
   std::map<std::string, int> cleanStepPriorityOverride;   ///< "interface.step" -> priority
   std::map<std::string, int> deployStepPriorityOverride;
@@ -65,6 +81,9 @@ struct Config {
   int agentHeartbeatInterval = 10;   ///< seconds between an idle agent's heartbeats (Kiln)
   int agentCommandHeartbeatInterval = 2;  ///< ... while a command is pending or running (Kiln)
   bool allowMd5Checksum = false;     ///< let agents verify md5 image checksums
+  /// PEM CA that signed the API's certificate; the ipxe and pxe boot interfaces pass it to
+  /// booting agents as kiln.api_ca= (Ironic's name; Ironic puts it on virtual media only).
+  std::string agentApiCaFile;
 
   // [pxe]
   std::string tftpRoot = "/var/lib/kiln/tftpboot";  ///< where the pxe boot interface writes

@@ -26,8 +26,7 @@ Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
 Result<void> ServerApp::start(bool http, bool periodic) {
   KILN_TRY_VOID(conductor_->start(periodic));
   if (!http) return {};
-  endpoint_ = std::make_unique<HttpEndpoint>(*api_, config_.hostIp,
-                                             static_cast<uint16_t>(config_.port), config_.apiWorkers);
+  endpoint_ = std::make_unique<HttpEndpoint>(*api_, config_);
   return endpoint_->start();
 }
 

@@ -29,7 +29,7 @@ Result<GptPartition> parseRow(const std::string& line) {
   in >> number >> start >> end >> size >> unit >> code;
   GptPartition p;
   if (!parseNumber(number, p.number) || !parseNumber(start, p.startSector) ||
-      !parseNumber(end, p.endSector) || code.empty()) {
+      !parseNumber(end, p.endSector) || p.endSector < p.startSector || code.empty()) {
     return invalid("Malformed sgdisk partition row: '" + line + "'");
   }
   p.code = code;

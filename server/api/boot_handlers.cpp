@@ -2,8 +2,9 @@
 
 #include "server/api/handler_support.h"
 #include "server/drivers/netboot/netboot.h"
+#include "server/local_files.h"
 #include "server/model/resources.h"
-#include "shared/core/file.h"
+#include "shared/core/log.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -53,8 +54,10 @@ Result<ApiResponse> BootHandlers::macScript(RequestContext& ctx) {
   };
   // ctx.baseUrl is [api] public_endpoint when set, else the address the machine reached.
   const std::string& apiUrl = deps_.config.apiUrl.empty() ? ctx.baseUrl : deps_.config.apiUrl;
+  // The configured and the node's kernel arguments, then kiln.api_ca= ([agent] api_ca_file).
+  auto params = KILN_TRY(netboot::agentAppendParams(deps_.config, driverInfo));
   return textResponse(netboot::agentScript(url(images.kernel, "kernel"), url(images.ramdisk, "ramdisk"),
-                                           apiUrl, netboot::kernelAppendParams(deps_.config, driverInfo)));
+                                           apiUrl, params));
 }
 
 Result<ApiResponse> BootHandlers::file(RequestContext& ctx) {
@@ -62,12 +65,20 @@ Result<ApiResponse> BootHandlers::file(RequestContext& ctx) {
   if (which != "kernel" && which != "ramdisk") return notFound("The resource could not be found.");
   auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));
   auto node = KILN_TRY(tx->nodes().findBy(kNodeUuid, Value::text(ctx.param(0))));
-  if (!node || node->str(kNodeBootInterface) != "ipxe") return notFound("The resource could not be found.");
-  auto images = KILN_TRY(netboot::deployImages(deps_.config, objectField(*node, kNodeDriverInfo)));
-  const std::string& path = which == "kernel" ? images.kernel : images.ramdisk;
-  if (netboot::isUrl(path)) return notFound("The " + which + " of node " + node->uuid() + " is served at " + path);
-  auto body = readFile(path);
-  if (!body) return notFound("The " + which + " file of node " + node->uuid() + " cannot be read.");
+  // Unauthenticated: every refusal is the same 404, naming no path (the reason goes to the log,
+  // and node validate / last_error tell the operator).
+  constexpr const char* kNotFound = "The resource could not be found.";
+  if (!node || node->str(kNodeBootInterface) != "ipxe") return notFound(kNotFound);
+  auto images = netboot::deployImages(deps_.config, objectField(*node, kNodeDriverInfo));
+  if (!images) return notFound(kNotFound);
+  const std::string& location = which == "kernel" ? images->kernel : images->ramdisk;
+  if (netboot::isUrl(location)) return notFound(kNotFound);  // iPXE fetches URLs itself
+  auto body = readLocalFile(deps_.config, location);
+  if (!body) {
+    Logger("boot").warning("refused to serve an agent image",
+                           {{"node", node->uuid()}, {"file", which}, {"reason", body.error().message}});
+    return notFound(kNotFound);
+  }
   return textResponse(std::move(*body), "application/octet-stream");
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "shared/core/secrets.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
 
@@ -133,7 +134,7 @@ Result<Record> recordFromBody(const Schema& schema, const Json& body, int versio
                               std::string_view what) {
   const std::string prefix = "Schema error for " + std::string(what) + ": ";
   if (!body.is_object()) {
-    return invalid(prefix + pyRepr(body) + " is not of type 'object'");
+    return invalid(prefix + maskedRepr(body) + " is not of type 'object'");
   }
   for (auto req : required) {
     if (!body.contains(std::string(req))) {

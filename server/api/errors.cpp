@@ -1,5 +1,6 @@
 #include "server/api/errors.h"
 
+#include "shared/core/secrets.h"
 #include "shared/json/json_writer.h"
 
 namespace kiln::server {
@@ -10,7 +11,8 @@ ApiResponse errorResponse(const Error& error) {
   JsonWriter inner;
   inner.beginObject();
   inner.field("faultcode", r.status >= 500 ? "Server" : "Client");
-  inner.field("faultstring", error.message);
+  // Messages quote values: a URL carrying user:password@ is masked in every error answer.
+  inner.field("faultstring", maskUrlsInText(error.message));
   inner.key("debuginfo");
   inner.null();
   inner.endObject();

@@ -113,6 +113,7 @@ std::vector<std::pair<std::string, std::string>> parseQueryString(std::string_vi
 
 std::string_view reasonPhrase(int status) {
   switch (status) {
+    case 100: return "Continue";
     case 200: return "OK";
     case 201: return "Created";
     case 202: return "Accepted";
@@ -123,12 +124,15 @@ std::string_view reasonPhrase(int status) {
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 413: return "Request Entity Too Large";
     case 415: return "Unsupported Media Type";
+    case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
     default: return "Unknown";
   }
 }

@@ -2,14 +2,32 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
 namespace {
 
+/// True when the value at the first `n` tokens of the op's path sits under a password-like key.
+bool underSecretKey(const PatchOp& op, size_t n) {
+  for (size_t i = 0; i < n && i < op.tokens.size(); ++i) {
+    if (isSecretKey(op.tokens[i])) return true;
+  }
+  return false;
+}
+
+/// A value as an error message quotes it (python-jsonpatch's repr), with secrets masked by the
+/// rules of shared/core/secrets.h; a value under a password-like key is masked whole. The
+/// document being patched holds the stored, unmasked secrets, so nothing of it is quoted
+/// otherwise.
+std::string quoted(const Json& value, bool secret) {
+  if (secret && !value.is_null()) return pyRepr(Json(std::string(kMaskedValue)));
+  return maskedRepr(value);
+}
+
 std::string opRepr(const PatchOp& op, const Json& value) {
   std::string out = "{'op': " + pyRepr(op.op) + ", 'path': " + pyRepr(op.path);
-  if (op.hasValue) out += ", 'value': " + pyRepr(value);
+  if (op.hasValue) out += ", 'value': " + quoted(value, underSecretKey(op, op.tokens.size()));
   return out + "}";
 }
 
@@ -59,7 +77,7 @@ Result<Json*> resolveParent(Json& doc, const PatchOp& op) {
     if (cur->is_object()) {
       auto it = cur->find(tok);
       if (it == cur->end()) {
-        return invalid("member '" + tok + "' not found in " + pyRepr(*cur));
+        return invalid("member '" + tok + "' not found in " + quoted(*cur, underSecretKey(op, i)));
       }
       cur = &*it;
     } else if (cur->is_array()) {
@@ -129,12 +147,12 @@ Result<void> applyOne(Json& doc, const PatchOp& op, const Json& value) {
 Result<Patch> parsePatch(const Json& body) {
   if (!body.is_array()) {
     return invalid("Invalid patch: a JSON patch must be a list of operations, got " +
-                   pyRepr(body));
+                   maskedRepr(body));
   }
   Patch patch;
   for (const auto& item : body) {
     if (!item.is_object()) {
-      return invalid("Invalid patch: each operation must be an object, got " + pyRepr(item));
+      return invalid("Invalid patch: each operation must be an object, got " + maskedRepr(item));
     }
     for (auto it = item.begin(); it != item.end(); ++it) {
       if (it.key() != "op" && it.key() != "path" && it.key() != "value") {

@@ -4,7 +4,8 @@
 // add | replace | remove, applied in order to a document; the whole patch is atomic (callers
 // validate the result before storing anything). Error texts follow python-jsonpatch, which
 // Ironic surfaces verbatim: "Couldn't apply patch '{'op': 'remove', 'path': '/extra/x'}'.
-// Reason: can't remove a non-existent object 'x'".
+// Reason: can't remove a non-existent object 'x'". Values and documents quoted in them are
+// masked (shared/core/secrets.h): the document being patched holds the stored secrets.
 #pragma once
 
 #include <string>

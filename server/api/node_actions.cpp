@@ -6,6 +6,7 @@
 #include "server/api/node_handlers.h"
 #include "server/conductor/provision_state_machine.h"
 #include "server/model/deploy_template.h"
+#include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -17,9 +18,9 @@ using nlohmann::json;
 /// steps run in the order given).
 Result<void> validateCleanSteps(const json& steps) {
   const std::string prefix = "Invalid clean_steps: ";
-  if (!steps.is_array()) return invalid(prefix + pyRepr(steps) + " is not of type 'array'");
+  if (!steps.is_array()) return invalid(prefix + maskedRepr(steps) + " is not of type 'array'");
   for (const auto& s : steps) {
-    if (!s.is_object()) return invalid(prefix + pyRepr(s) + " is not of type 'object'");
+    if (!s.is_object()) return invalid(prefix + maskedRepr(s) + " is not of type 'object'");
     for (auto it = s.begin(); it != s.end(); ++it) {
       if (it.key() != "interface" && it.key() != "step" && it.key() != "args") {
         return invalid(prefix + "Additional properties are not allowed ('" + it.key() +
@@ -32,14 +33,14 @@ Result<void> validateCleanSteps(const json& steps) {
     bool known = false;
     for (auto name : kDeployStepInterfaces) known = known || s["interface"] == std::string(name);
     if (!known) {
-      return invalid(prefix + pyRepr(s["interface"]) +
+      return invalid(prefix + maskedRepr(s["interface"]) +
                      " is not one of ['bios', 'deploy', 'management', 'power', 'raid', 'vendor']");
     }
     if (!s["step"].is_string() || s["step"].get<std::string>().empty()) {
-      return invalid(prefix + pyRepr(s["step"]) + " is not a valid step name");
+      return invalid(prefix + maskedRepr(s["step"]) + " is not a valid step name");
     }
     if (s.contains("args") && !s["args"].is_object()) {
-      return invalid(prefix + pyRepr(s["args"]) + " is not of type 'object'");
+      return invalid(prefix + maskedRepr(s["args"]) + " is not of type 'object'");
     }
   }
   return {};

@@ -8,6 +8,7 @@
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "server/model/trait.h"
+#include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 #include "shared/raid/raid_config.h"
 
@@ -490,7 +491,7 @@ Result<ApiResponse> NodeHandlers::setMaintenance(RequestContext& ctx) {
       if (body["reason"].is_null()) {
         reason.reset();
       } else if (!body["reason"].is_string()) {
-        return invalid("Expected string for reason: " + dumpJson(body["reason"]));
+        return invalid("Expected string for reason: " + maskedDump(body["reason"]));
       } else {
         reason = body["reason"].get<std::string>();
       }
@@ -545,7 +546,7 @@ Result<ApiResponse> NodeHandlers::states(RequestContext& ctx) {
 Result<ApiResponse> NodeHandlers::setRaidConfig(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
   if (!body.is_object()) {
-    return invalid("Expected types <class 'dict'> for target_raid_config: " + pyRepr(body));
+    return invalid("Expected types <class 'dict'> for target_raid_config: " + maskedRepr(body));
   }
   if (!body.empty()) KILN_TRY(parseRaidConfig(body));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
@@ -581,7 +582,7 @@ Result<ApiResponse> NodeHandlers::validateNode(RequestContext& ctx, const std::s
     w.beginObject();
     w.key("result");
     w.boolean(v.result);
-    if (v.reason) w.field("reason", *v.reason);
+    if (v.reason) w.field("reason", maskUrlsInText(*v.reason));
     w.endObject();
   }
   w.endObject();

@@ -2,6 +2,7 @@
 
 #include "server/api/common.h"
 #include "server/model/node.h"
+#include "shared/core/secrets.h"
 
 namespace kiln::server {
 
@@ -27,14 +28,29 @@ void renderNode(JsonWriter& w, const NodeViewContext& view, const Record& node,
         }
         return true;
       }
+      // Secret masking (shared/core/secrets.h). clean_step and deploy_step carry step
+      // arguments, which may be passwords.
       case kNodeDriverInfo:
-        out.raw(node[field].isNull() ? "{}" : maskSecrets(node.str(field)));
-        return true;
       case kNodeDriverInternalInfo:
+      case kNodeCleanStep:
+      case kNodeDeployStep:
         out.raw(node[field].isNull() ? "{}" : maskSecrets(node.str(field)));
         return true;
       case kNodeInstanceInfo:
         out.raw(node[field].isNull() ? "{}" : maskInstanceInfo(node.str(field)));
+        return true;
+      case kNodeProperties:
+      case kNodeExtra:
+      case kNodeRaidConfig:
+      case kNodeTargetRaidConfig:
+      case kNodeNetworkData:
+        if (node[field].isNull()) return false;
+        out.raw(maskUrlCredentials(node.str(field)));
+        return true;
+      case kNodeLastError:
+      case kNodeMaintenanceReason:
+        if (node[field].isNull()) return false;
+        out.string(maskUrlsInText(node.str(field)));
         return true;
       case kNodeTraits:
         out.beginArray();

@@ -4,6 +4,7 @@
 
 #include "server/api/handler_support.h"
 #include "server/model/node.h"
+#include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -34,7 +35,7 @@ Result<void> validateLocalLinkConnection(Record& port) {
   }
   Json llc = KILN_TRY(parseJson(port.str(kPortLocalLinkConnection)));
   const std::string usage =
-      "Invalid local_link_connection " + pyRepr(llc) +
+      "Invalid local_link_connection " + maskedRepr(llc) +
       ": it must be empty, or hold port_id with switch_id or hostname, or network_type "
       "'unmanaged'; the keys allowed are hostname, network_type, port_id, switch_id, switch_info";
   for (auto it = llc.begin(); it != llc.end(); ++it) {

@@ -84,6 +84,33 @@ void forEachNode(Storage& storage, const std::vector<ListFilter>& filters,
   }
 }
 
+/// loadTask reads the JSON columns leniently (a corrupt one reads as {}); a flow must not run on
+/// such a row: InternalError naming the first corrupt column.
+Result<void> checkStoredObjects(const Record& node) {
+  for (auto [field, column] : {std::pair{kNodeDriverInfo, "driver_info"}, std::pair{kNodeInstanceInfo, "instance_info"},
+                               std::pair{kNodeDriverInternalInfo, "driver_internal_info"}}) {
+    if (node[field].isNull()) continue;
+    auto parsed = parseJson(node.str(field), "the stored value");
+    if (!parsed || !parsed->is_object()) {
+      return internalError("The " + std::string(column) + " of node " + node.uuid() +
+                           " stored in the database is not a JSON object" +
+                           (parsed ? std::string() : " (" + parsed.error().message + ")"));
+    }
+  }
+  return {};
+}
+
+/// The steps of a stored deploy template (a corrupt row is an InternalError naming it).
+Result<json> storedTemplateSteps(const Record& t) {
+  auto parsed = parseJson(t.str(kDtSteps), "the stored value");
+  if (!parsed || !parsed->is_array()) {
+    return internalError("The steps of deploy template " + t.str(kDtName) +
+                         " stored in the database are not a JSON array" +
+                         (parsed ? std::string() : " (" + parsed.error().message + ")"));
+  }
+  return std::move(*parsed);
+}
+
 void clearFlow(json& info, StepKind kind) {
   const auto& k = keysFor(kind);
   info.erase(k.steps);
@@ -235,12 +262,12 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
         KILN_TRY_VOID(saveTask(*tx, task));
         KILN_TRY_VOID(tx->commit());
         // Tear down the cleaning environment in the background, then release the node.
-        pool_->submit([this, uuid] {
+        submit(uuid, [this, uuid] {
           auto tx2 = deps_.storage.begin(Mode::Read);
           if (!tx2) return;
           auto t = loadTask(**tx2, uuid);
           tx2->reset();
-          if (!t) return;
+          if (!t) return failUnfinished(uuid, "Internal error: " + t.error().message);
           auto driver = driverFor(t->node);
           if (driver) {
             t->driver = &*driver;
@@ -318,7 +345,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
     KILN_TRY_VOID(saveTask(*tx, task, extra));
     KILN_TRY_VOID(tx->commit());
   }
-  if (queue) pool_->submit([this, uuid] { advance(uuid); });
+  if (queue) submit(uuid, [this, uuid] { advance(uuid); });
   return {};
 }
 
@@ -353,7 +380,7 @@ Result<void> Conductor::changePower(const std::string& uuid, const std::string& 
     KILN_TRY_VOID(tx->commit());
   }
   const int timeout = timeoutSeconds.value_or(deps_.config.powerStateChangeTimeout);
-  pool_->submit([this, uuid, target, timeout] { powerAction(uuid, target, timeout); });
+  submit(uuid, [this, uuid, target, timeout] { powerAction(uuid, target, timeout); });
   return {};
 }
 
@@ -363,7 +390,10 @@ void Conductor::powerAction(const std::string& uuid, const std::string& target, 
     auto tx = deps_.storage.begin(Mode::Read);
     if (!tx) return;
     auto loaded = loadTask(**tx, uuid);
-    if (!loaded) return;
+    if (!loaded) {
+      tx->reset();
+      return failUnfinished(uuid, "Internal error: " + loaded.error().message);
+    }
     task = std::move(*loaded);
   }
   auto driver = driverFor(task.node);
@@ -456,7 +486,7 @@ Result<void> Conductor::resume(const std::string& uuid, bool stepFinished) {
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
-  pool_->submit([this, uuid] { advance(uuid); });
+  submit(uuid, [this, uuid] { advance(uuid); });
   return {};
 }
 
@@ -506,7 +536,12 @@ Result<void> Conductor::validateTemplates(Transaction& tx, const Record& node,
   std::vector<std::string> errors;
   for (const auto& t : templates) {
     std::vector<TemplateStep> steps;
-    for (const auto& s : json::parse(t.str(kDtSteps))) steps.push_back({s, t.str(kDtName)});
+    auto stored = storedTemplateSteps(t);
+    if (!stored) {
+      errors.push_back(stored.error().message);
+      continue;
+    }
+    for (const auto& s : *stored) steps.push_back({s, t.str(kDtName)});
     if (auto plan = deployPlan(available, steps, json()); !plan) errors.push_back(plan.error().message);
   }
   if (errors.empty()) return {};
@@ -571,15 +606,7 @@ void Conductor::advance(const std::string& uuid) {
       // An unexpected failure (database, programming error): record it and release the node
       // rather than leaving it locked.
       log_.error("conductor error", {{"node", uuid}, {"error", next.error().message}});
-      auto tx = deps_.storage.begin(Mode::Write);
-      if (!tx) return;
-      auto task = loadTask(**tx, uuid);
-      if (!task) return;
-      task->node.setText(kNodeLastError, "Internal error: " + next.error().message);
-      if (isWorkingState(task->node.str(kNodeProvisionState))) transition(*task, "fail");
-      task->node.setNull(kNodeTargetProvisionState);
-      task->node.setNull(kNodeReservation);
-      if (saveTask(**tx, *task)) (void)(*tx)->commit();
+      failUnfinished(uuid, "Internal error: " + next.error().message);
       return;
     }
     if (*next == Next::Stop) return;
@@ -593,6 +620,7 @@ Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid) {
     task = KILN_TRY(loadTask(*tx, uuid));
   }
   if (task.node.str(kNodeReservation) != host()) return Next::Stop;  // not ours (any more)
+  KILN_TRY_VOID(checkStoredObjects(task.node));
   auto driver = KILN_TRY(driverFor(task.node));
   task.driver = &driver;
   const std::string s = task.node.str(kNodeProvisionState);
@@ -605,6 +633,48 @@ Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid) {
   task.node.setNull(kNodeReservation);
   KILN_TRY_VOID(saveInNewTransaction(task));
   return Next::Stop;
+}
+
+void Conductor::submit(const std::string& uuid, std::function<void()> job) {
+  pool_->submit(uuid, std::move(job), [this, uuid](const std::string& what) {
+    failUnfinished(uuid, "Internal error: the conductor's worker failed unexpectedly: " + what);
+  });
+}
+
+void Conductor::failUnfinished(const std::string& uuid, const std::string& message) {
+  // Only the plain columns are touched (and driver_internal_info when it parses): this must work
+  // on the row whose JSON made the flow fail.
+  auto result = [&]() -> Result<void> {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    auto found = KILN_TRY(tx->nodes().findBy(kNodeUuid, Value::text(uuid)));
+    if (!found) return {};
+    TaskContext task;
+    task.node = std::move(*found);
+    task.log = Logger("conductor").with("node", uuid);
+    Record& node = task.node;
+    if (!node[kNodeReservation].isNull() && node.str(kNodeReservation) != host()) return {};
+    const std::string from = node.str(kNodeProvisionState);
+    if (isWorkingState(from)) {
+      transition(task, "fail");  // deploying -> deploy failed, cleaning -> clean failed, ...
+      node.setNull(kNodeTargetProvisionState);
+      if (from == state::kCleaning) node.setText(kNodeCleanStep, "{}");
+    }
+    node.setText(kNodeLastError, message);
+    node.setNull(kNodeTargetPowerState);
+    node.setNull(kNodeReservation);
+    if (auto info = parseJson(node.str(kNodeDriverInternalInfo)); info && info->is_object()) {
+      info->erase("wait_until");  // as failFlow: nothing waits for the agent any more
+      info->erase(agent::kCommand);
+      info->erase(agent::kWaiting);
+      node.setText(kNodeDriverInternalInfo, dumpJson(*info));
+    }
+    node.setText(kNodeUpdatedAt, formatIsoTime(deps_.clock.now()));
+    KILN_TRY_VOID(tx->nodes().update(node));
+    return tx->commit();
+  }();
+  if (!result) {
+    log_.error("cannot record a failed action", {{"node", uuid}, {"error", result.error().message}});
+  }
 }
 
 Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string& message) {
@@ -723,6 +793,7 @@ Result<Conductor::Next> Conductor::doDeploying(TaskContext& task) {
   if (!info.contains("deploy_steps")) {
     // Deploy templates named by the instance traits extend the driver's steps.
     std::vector<TemplateStep> templateSteps;
+    std::string templateError;  // a corrupt stored template; failed once the read is closed
     if (auto it = task.instanceInfo.find("traits"); it != task.instanceInfo.end() && it->is_array()) {
       std::vector<std::string> names;
       for (const auto& t : *it) {
@@ -738,10 +809,18 @@ Result<Conductor::Next> Conductor::doDeploying(TaskContext& task) {
         for (const auto& name : names) {
           for (const auto& t : templates) {
             if (t.str(kDtName) != name) continue;
-            for (const auto& s : json::parse(t.str(kDtSteps))) templateSteps.push_back({s, name});
+            auto stored = storedTemplateSteps(t);
+            if (!stored) {
+              if (templateError.empty()) templateError = stored.error().message;
+              continue;
+            }
+            for (const auto& s : *stored) templateSteps.push_back({s, name});
           }
         }
       }
+    }
+    if (!templateError.empty()) {
+      return failFlow(task, "Failed to plan the deployment of node " + task.uuid() + ": " + templateError);
     }
     const json user = info.contains("user_deploy_steps") ? info["user_deploy_steps"] : json();
     const json* agent = info.contains("agent_cached_deploy_steps") ? &info["agent_cached_deploy_steps"] : nullptr;
@@ -1120,7 +1199,13 @@ void Conductor::periodicLoop() {
                            [this] { return stopping_; });
     if (stopping_) break;
     lock.unlock();
-    runPeriodicTasks();
+    try {
+      runPeriodicTasks();
+    } catch (const std::exception& e) {  // the periodic thread's boundary, like the pool's
+      log_.error("periodic tasks threw; the next pass runs as usual", {{"error", e.what()}});
+    } catch (...) {
+      log_.error("periodic tasks threw something that is not a std::exception");
+    }
     lock.lock();
   }
 }

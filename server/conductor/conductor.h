@@ -146,6 +146,13 @@ class Conductor {
   Result<Next> finishCleaning(TaskContext& task);
   /// Moves the node to its failure state with last_error, releases it.
   Result<Next> failFlow(TaskContext& task, const std::string& message);
+  /// Queues a job on the node for the worker pool; if it throws, failUnfinished fails the node.
+  void submit(const std::string& uuid, std::function<void()> job);
+  /// Fails an action a worker could not finish (an error or an exception escaped it): the
+  /// working state's failure state (deploying -> deploy failed, ...), `message` as last_error,
+  /// no target power state, no reservation. Needs nothing but the plain columns, so it works
+  /// on a corrupt row; a node another conductor holds is left alone.
+  void failUnfinished(const std::string& uuid, const std::string& message);
   void powerAction(const std::string& uuid, const std::string& target, int timeoutSeconds);
 
   Result<TaskContext> loadTask(Transaction& tx, const std::string& uuid);

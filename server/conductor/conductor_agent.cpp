@@ -13,6 +13,7 @@
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "server/model/resources.h"
+#include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -194,7 +195,7 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
     // heartbeat's answer instead of the next one's.
     auto done = std::make_shared<std::promise<void>>();
     auto finished = done->get_future();
-    pool_->submit([this, uuid, done] {
+    submit(uuid, [this, uuid, done] {
       advance(uuid);
       done->set_value();
     });
@@ -231,9 +232,11 @@ Result<Conductor::Next> Conductor::takeAgentResult(TaskContext& task, StepKind k
   auto step = KILN_TRY(PlannedStep::fromJson(steps[static_cast<size_t>(index)]));
   const std::string status = report.value("status", "");
   if (status != "SUCCEEDED") {
+    // The agent's message may quote the image URL (temporary-URL signatures, credentials):
+    // every URL in it is masked before it reaches last_error and the log.
     std::string error = report.contains("error") && report["error"].is_string()
-                            ? report["error"].get<std::string>()
-                            : "the agent reported status " + status;
+                            ? maskUrlsInText(report["error"].get<std::string>(), UrlScope::All)
+                            : "the agent reported status " + maskUrlsInText(status, UrlScope::All);
     return stepOutcome(task, kind, step, invalid(std::move(error)));
   }
   Result<StepResult> outcome = StepResult::Done;

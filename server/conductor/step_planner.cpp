@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -18,7 +19,9 @@ const AvailableStep* findStep(const std::vector<AvailableStep>& available,
   return nullptr;
 }
 
-/// "raid.apply_configuration {'args': {...}, ...}": the step's name first, then what was sent.
+/// "raid.apply_configuration {'args': {...}, ...}": the step's name first, then what was sent,
+/// masked (password-like arguments of templates and requests end up in last_error, /validate
+/// and the log).
 std::string stepRepr(const json& step) {
   json s = json::object();
   for (const char* k : {"interface", "step", "args", "priority"}) {
@@ -27,7 +30,7 @@ std::string stepRepr(const json& step) {
   const auto name = [&](const char* k) {
     return step.contains(k) && step[k].is_string() ? step[k].get<std::string>() : std::string("?");
   };
-  return name("interface") + "." + name("step") + " " + pyRepr(s);
+  return name("interface") + "." + name("step") + " " + maskedRepr(s);
 }
 
 /// Checks a requested step's arguments against the step's argsinfo.
@@ -75,7 +78,7 @@ json PlannedStep::toJson() const {
 Result<PlannedStep> PlannedStep::fromJson(const json& j) {
   if (!j.is_object() || !j.contains("interface") || !j.contains("step") ||
       !j["interface"].is_string() || !j["step"].is_string()) {
-    return invalid("malformed step " + j.dump());
+    return invalid("malformed step " + maskedDump(j));
   }
   PlannedStep s;
   s.interface = j["interface"].get<std::string>();
@@ -258,7 +261,8 @@ Result<std::vector<PlannedStep>> deployPlan(const std::vector<AvailableStep>& av
   std::set<std::string> seen;
   for (const auto& p : requested) {
     if (!seen.insert(p.key() + " " + dumpJson(p.args)).second) {
-      errors.push_back("Duplicate deploy step " + p.key() + " with arguments " + dumpJson(p.args) +
+      errors.push_back("Duplicate deploy step " + p.key() + " with arguments " +
+                       maskedDump(p.args) +
                        " (the same step may only repeat with different arguments)");
     }
   }

@@ -1,6 +1,24 @@
 #include "server/conductor/worker_pool.h"
 
+#include <exception>
+
+#include "shared/core/log.h"
+
 namespace kiln::server {
+namespace {
+
+/// What the exception being handled says; only call inside a catch block.
+std::string describeCurrentException() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+}  // namespace
 
 WorkerPool::WorkerPool(int threads) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
@@ -8,11 +26,11 @@ WorkerPool::WorkerPool(int threads) {
 
 WorkerPool::~WorkerPool() { stop(); }
 
-void WorkerPool::submit(std::function<void()> job) {
+void WorkerPool::submit(std::string nodeUuid, std::function<void()> job, FailureHandler onFailure) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return;
-    queue_.push_back(std::move(job));
+    queue_.push_back({std::move(nodeUuid), std::move(job), std::move(onFailure)});
   }
   work_.notify_one();
 }
@@ -39,7 +57,7 @@ void WorkerPool::stop() {
 
 void WorkerPool::run() {
   for (;;) {
-    std::function<void()> job;
+    Job job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -48,12 +66,30 @@ void WorkerPool::run() {
       queue_.pop_front();
       ++running_;
     }
-    job();
+    runGuarded(job);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --running_;
       if (queue_.empty() && running_ == 0) idle_.notify_all();
     }
+  }
+}
+
+void WorkerPool::runGuarded(Job& job) {
+  std::string what;
+  try {
+    job.run();
+    return;
+  } catch (...) {
+    what = describeCurrentException();
+  }
+  const Logger log = Logger("conductor").with("node", job.nodeUuid);
+  log.error("a conductor job threw; failing the node's action", {{"error", what}});
+  if (!job.onFailure) return;
+  try {
+    job.onFailure(what);
+  } catch (...) {
+    log.error("failing the node's action threw too", {{"error", describeCurrentException()}});
   }
 }
 

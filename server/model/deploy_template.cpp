@@ -4,6 +4,7 @@
 #include <set>
 
 #include "server/model/trait.h"
+#include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -11,11 +12,11 @@ namespace kiln::server {
 Result<void> validateTemplateName(const Json& name, std::string_view what) {
   const std::string prefix = "Schema error for " + std::string(what) + ": ";
   if (!name.is_string()) {
-    return invalid(prefix + pyRepr(name) + " is not of type 'string'");
+    return invalid(prefix + maskedRepr(name) + " is not of type 'string'");
   }
   const auto& s = name.get_ref<const std::string&>();
   if (!validateTrait(s)) {
-    return invalid(prefix + pyRepr(name) +
+    return invalid(prefix + maskedRepr(name) +
                    " does not match '^CUSTOM_[A-Z0-9_]+$' and is not a standard trait (a "
                    "deploy template name must be a valid trait, at most 255 characters)");
   }
@@ -25,7 +26,7 @@ Result<void> validateTemplateName(const Json& name, std::string_view what) {
 Result<Json> validateTemplateSteps(const Json& steps, std::string_view what) {
   const std::string prefix = "Schema error for " + std::string(what) + ": ";
   if (!steps.is_array()) {
-    return invalid(prefix + pyRepr(steps) + " is not of type 'array'");
+    return invalid(prefix + maskedRepr(steps) + " is not of type 'array'");
   }
   if (steps.empty()) {
     return invalid(prefix + "[] is too short");
@@ -35,7 +36,7 @@ Result<Json> validateTemplateSteps(const Json& steps, std::string_view what) {
   std::string duplicates;
   for (const auto& step : steps) {
     if (!step.is_object()) {
-      return invalid(prefix + pyRepr(step) + " is not of type 'object'");
+      return invalid(prefix + maskedRepr(step) + " is not of type 'object'");
     }
     for (const char* key : {"interface", "step", "args", "priority"}) {
       if (!step.contains(key)) {
@@ -55,29 +56,32 @@ Result<Json> validateTemplateSteps(const Json& steps, std::string_view what) {
       for (auto name : kDeployStepInterfaces) validIface = validIface || iface == std::string(name);
     }
     if (!validIface) {
-      return invalid(prefix + pyRepr(iface) +
+      return invalid(prefix + maskedRepr(iface) +
                      " is not one of ['bios', 'deploy', 'management', 'power', 'raid', 'vendor']");
     }
     const Json& name = step["step"];
     if (!name.is_string() || name.get_ref<const std::string&>().empty()) {
-      return invalid(prefix + pyRepr(name) + (name.is_string() ? " is too short" : " is not of type 'string'"));
+      return invalid(prefix + maskedRepr(name) +
+                     (name.is_string() ? " is too short" : " is not of type 'string'"));
     }
     if (!step["args"].is_object()) {
-      return invalid(prefix + pyRepr(step["args"]) + " is not of type 'object'");
+      return invalid(prefix + maskedRepr(step["args"]) + " is not of type 'object'");
     }
     const Json& prio = step["priority"];
     int64_t priority = -1;
     if (prio.is_number_integer()) {
       priority = prio.get<int64_t>();
-      if (priority < 0) return invalid(prefix + pyRepr(prio) + " is less than the minimum of 0");
+      if (priority < 0) {
+        return invalid(prefix + maskedRepr(prio) + " is less than the minimum of 0");
+      }
     } else if (prio.is_string()) {
       const auto& text = prio.get_ref<const std::string&>();
       bool digits = !text.empty() && text.size() <= 9;
       for (char c : text) digits = digits && c >= '0' && c <= '9';
-      if (!digits) return invalid(prefix + pyRepr(prio) + " does not match '^[0-9]+$'");
+      if (!digits) return invalid(prefix + maskedRepr(prio) + " does not match '^[0-9]+$'");
       priority = std::stoll(text);
     } else {
-      return invalid(prefix + pyRepr(prio) + " is not valid under any of the given schemas");
+      return invalid(prefix + maskedRepr(prio) + " is not valid under any of the given schemas");
     }
     Json normalized = Json::object();
     normalized["interface"] = iface;
@@ -89,7 +93,7 @@ Result<Json> validateTemplateSteps(const Json& steps, std::string_view what) {
     if (!seen.insert(key).second) {
       if (!duplicates.empty()) duplicates += "; ";
       duplicates += "interface: " + iface.get<std::string>() + ", step: " + name.get<std::string>() +
-                    ", args: " + dumpJson(step["args"]);
+                    ", args: " + maskedDump(step["args"]);
     }
     out.push_back(std::move(normalized));
   }

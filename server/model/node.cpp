@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/model/resources.h"
+#include "shared/core/secrets.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
 
@@ -24,7 +25,7 @@ constexpr FieldSpec kNodeFields[] = {
     {"driver_info", FT::Object, 1, C | P | M},
     {"driver_internal_info", FT::Object, 3, M},
     {"properties", FT::Object, 1, C | P},
-    {"instance_info", FT::Object, 1, C | P},
+    {"instance_info", FT::Object, 1, C | P | M},
     {"instance_uuid", FT::String, 1, N | C | P | S | L, 36},
     {"chassis_uuid", FT::String, 1, N | C | P | S, 36},
     {"extra", FT::Object, 1, C | P},
@@ -39,8 +40,8 @@ constexpr FieldSpec kNodeFields[] = {
     {"fault", FT::String, 42, N | S},
     {"reservation", FT::String, 1, N | S},
     {"console_enabled", FT::Bool, 1, C | S},
-    {"clean_step", FT::Object, 7, 0},
-    {"deploy_step", FT::Object, 44, 0},
+    {"clean_step", FT::Object, 7, M},
+    {"deploy_step", FT::Object, 44, M},
     {"raid_config", FT::Object, 12, 0},
     {"target_raid_config", FT::Object, 12, 0},
     {"inspection_started_at", FT::Time, 6, N | S},
@@ -85,54 +86,6 @@ static_assert(std::size(kNodeFields) == kNodeFieldCount);
 
 const Schema kNodeSchema{"Node", "nodes", kNodeFields};
 
-/// Substrings of keys whose values are secrets (oslo_utils.strutils._SANITIZE_KEYS, matched
-/// case-insensitively as substrings of the key).
-constexpr std::string_view kSecretKeys[] = {
-    "adminpass",      "admin_pass",     "password",   "admin_password", "auth_token",
-    "new_pass",       "auth_password",  "secret_uuid", "secret",        "sys_pswd",
-    "token",          "configdrive",    "chappassword", "encryption_key", "keystone_password",
-    "vault_password",
-};
-
-std::string lowerAscii(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool isSecretKey(std::string_view key) {
-  const std::string lower = lowerAscii(key);
-  for (auto k : kSecretKeys) {
-    if (lower.find(k) != std::string::npos) return true;
-  }
-  return false;
-}
-
-/// Quick pre-check on the serialised text: most documents have no secret-looking key at all
-/// and can be spliced into responses without parsing.
-bool mayContainSecret(const std::string& json) {
-  if (json.size() <= 2) return false;  // "{}" and "[]": the common case on list pages
-  const std::string lower = lowerAscii(json);
-  for (auto k : kSecretKeys) {
-    if (lower.find(k) != std::string::npos) return true;
-  }
-  return false;
-}
-
-void maskInPlace(Json& value) {
-  if (value.is_object()) {
-    for (auto it = value.begin(); it != value.end(); ++it) {
-      if (isSecretKey(it.key()) && !it.value().is_object() && !it.value().is_array()) {
-        it.value() = "******";
-      } else {
-        maskInPlace(it.value());
-      }
-    }
-  } else if (value.is_array()) {
-    for (auto& v : value) maskInPlace(v);
-  }
-}
-
 }  // namespace
 
 const Schema& nodeSchema() { return kNodeSchema; }
@@ -162,25 +115,20 @@ Result<void> validateNodeName(std::string_view name) {
 }
 
 std::string maskSecrets(const std::string& json) {
-  if (!mayContainSecret(json)) {
-    return json;
-  }
+  if (json.size() <= 2 || !mayContainSecret(json)) return json;  // "{}": most list pages
   auto parsed = parseJson(json);
-  if (!parsed) return json;
-  maskInPlace(*parsed);
+  if (!parsed) return "{}";
+  maskJson(*parsed);
   return dumpJson(*parsed);
 }
 
-std::string maskInstanceInfo(const std::string& json) {
-  if (!mayContainSecret(json) && json.find("image_url") == std::string::npos) {
-    return json;
-  }
+std::string maskInstanceInfo(const std::string& json) { return maskSecrets(json); }
+
+std::string maskUrlCredentials(const std::string& json) {
+  if (json.find("://") == std::string::npos || json.find('@') == std::string::npos) return json;
   auto parsed = parseJson(json);
-  if (!parsed || !parsed->is_object()) return json;
-  maskInPlace(*parsed);
-  for (const char* key : {"configdrive", "image_url"}) {
-    if (parsed->contains(key) && !(*parsed)[key].is_null()) (*parsed)[key] = "******";
-  }
+  if (!parsed) return "{}";
+  maskJsonUrls(*parsed);
   return dumpJson(*parsed);
 }
 

@@ -94,16 +94,23 @@ inline NodeField nodeInterfaceField(InterfaceType type) {
 /// a word the API uses as a path segment. InvalidArgument otherwise.
 Result<void> validateNodeName(std::string_view name);
 
-/// Masks password-like keys of a JSON object ("******"), recursively, as oslo's
 /// A JSON-object field of a node (properties, driver_info, raid_config, ...), parsed; an empty
 /// object when the field is null or holds anything but an object.
 Json objectField(const Record& node, size_t field);
 
-/// mask_dict_password does. Returns `json` unchanged when nothing needs masking.
+/// A stored JSON document as the API shows it, masked by the rules of shared/core/secrets.h:
+/// every non-null value under a password-like key, at any depth and of any type, as "******"
+/// (stricter than oslo's mask_dict_password, which masks scalars only), and URLs with userinfo
+/// masked. Returns `json` unchanged when nothing needs masking; a document that may hold a
+/// secret but cannot be parsed to mask it is shown as {}.
 std::string maskSecrets(const std::string& json);
 
-/// Masks instance_info's configdrive and image_url (Ironic's show_instance_secrets rule) and
-/// its password-like keys.
+/// maskSecrets for instance_info. Ironic's show_instance_secrets rule (configdrive and
+/// image_url as "******") is part of the shared key list.
 std::string maskInstanceInfo(const std::string& json);
+
+/// A stored JSON document whose keys the API shows as they are (properties, extra, raid
+/// configurations, network_data): only its URLs with userinfo are masked.
+std::string maskUrlCredentials(const std::string& json);
 
 }  // namespace kiln::server

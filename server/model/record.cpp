@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -47,7 +48,7 @@ Result<Value> valueFromJson(const Json& json, const FieldSpec& field) {
     }
   }
   auto typeError = [&](std::string_view expected) {
-    return invalid("Invalid input for field/attribute " + name + ". Value: " + dumpJson(json) +
+    return invalid("Invalid input for field/attribute " + name + ". Value: " + maskedDump(json) +
                    ". Expected a " + std::string(expected) + ", got " + jsonTypeName(json) + ".");
   };
   switch (field.type) {
@@ -58,7 +59,8 @@ Result<Value> valueFromJson(const Json& json, const FieldSpec& field) {
       }
       const auto& s = json.get_ref<const std::string&>();
       if (field.max_length > 0 && static_cast<int>(s.size()) > field.max_length) {
-        return invalid("Invalid input for field/attribute " + name + ". Value: '" + s +
+        return invalid("Invalid input for field/attribute " + name + ". Value: '" +
+                       maskUrlsInText(s) +
                        "'. Value should have a maximum character requirement of " +
                        std::to_string(field.max_length));
       }

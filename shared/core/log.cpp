@@ -6,12 +6,14 @@
 #include <mutex>
 
 #include "shared/core/clock.h"
+#include "shared/core/secrets.h"
 
 namespace kiln {
 namespace {
 
 std::atomic<int> gLevel{static_cast<int>(LogLevel::Info)};
 std::mutex gWriteMutex;
+Logger::Sink gSink;  // guarded by gWriteMutex; empty: stderr
 
 std::string_view levelName(LogLevel level) {
   switch (level) {
@@ -24,15 +26,42 @@ std::string_view levelName(LogLevel level) {
   return "INFO ";
 }
 
+/// Appends `text` with control characters escaped (\n, \r, \t, \xNN), so text a client sent
+/// cannot start a forged log line or hide one.
+void appendEscaped(std::string& line, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      line += ch;
+    } else if (c == '\n') {
+      line += "\\n";
+    } else if (c == '\r') {
+      line += "\\r";
+    } else if (c == '\t') {
+      line += "\\t";
+    } else {
+      line += "\\x";
+      line += kHex[c >> 4];
+      line += kHex[c & 0xf];
+    }
+  }
+}
+
 void appendField(std::string& line, const Logger::Field& field) {
   line += ' ';
-  line += field.first;
+  appendEscaped(line, field.first);
   line += '=';
-  const bool quote = field.second.find(' ') != std::string::npos || field.second.empty();
+  if (isSecretKey(field.first) && !field.second.empty()) {
+    line += kMaskedValue;
+    return;
+  }
+  const std::string value = maskUrlsInText(field.second);
+  const bool quote = value.find(' ') != std::string::npos || value.empty();
   if (quote) {
     line += '"';
   }
-  line += field.second;
+  appendEscaped(line, value);
   if (quote) {
     line += '"';
   }
@@ -69,7 +98,7 @@ void Logger::log(LogLevel level, std::string_view message,
   line += ' ';
   line += component_;
   line += ": ";
-  line += message;
+  appendEscaped(line, maskUrlsInText(message));
   for (const auto& f : context_) {
     appendField(line, f);
   }
@@ -78,7 +107,17 @@ void Logger::log(LogLevel level, std::string_view message,
   }
   line += '\n';
   std::lock_guard<std::mutex> lock(gWriteMutex);
+  if (gSink) {
+    gSink(line);
+    return;
+  }
   std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+Logger::Sink Logger::setSink(Sink sink) {
+  std::lock_guard<std::mutex> lock(gWriteMutex);
+  std::swap(gSink, sink);
+  return sink;
 }
 
 void Logger::setLevel(LogLevel level) { gLevel.store(static_cast<int>(level)); }

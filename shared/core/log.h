@@ -4,8 +4,13 @@
 // key/value context (`log.with("node", uuid)`); each line is written to stderr as
 //   2026-11-21T10:00:00+00:00 INFO  conductor: message node=... step=...
 // Loggers are cheap values; copying one copies its context. Thread-safe.
+//
+// Lines never show secrets (shared/core/secrets.h): a field whose key is password-like is
+// written as key=******, and URLs carrying user:password@ in the message or in field values
+// are masked. Callers still mask what they quote (maskedRepr, maskUrl) before logging it.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -49,6 +54,12 @@ class Logger {
   /// Process-wide minimum level (default Info).
   static void setLevel(LogLevel level);
   static LogLevel level();
+
+  /// Receives each finished line (with its newline) instead of stderr; calls are serialised.
+  using Sink = std::function<void(std::string_view line)>;
+  /// Process-wide: sends lines to `sink` (an empty one restores stderr) and returns the sink it
+  /// replaced. For tests that check what is logged.
+  static Sink setSink(Sink sink);
 
  private:
   std::string component_;

@@ -2,15 +2,68 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace kiln {
 
-Result<Json> parseJson(std::string_view text) {
+namespace {
+
+/// The deepest nesting of arrays and objects in `text` (strings skipped), counted up to
+/// `limit + 1`: a cheap pass that keeps hostile input away from the recursive parts of the
+/// JSON library (serialisation, comparison, destruction).
+int nestingDepth(std::string_view text, int limit) {
+  int depth = 0;
+  int deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        inString = false;
+      }
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+/// Kiln's words for what the JSON library found wrong (its own messages quote the input).
+std::string describeParseError(const std::string& what) {
+  if (what.find("UTF-8") != std::string::npos) return "text that is not valid UTF-8";
+  if (what.find("control character") != std::string::npos) {
+    return "an unescaped control character in a string";
+  }
+  if (what.find("unexpected end of input") != std::string::npos) return "an unexpected end";
+  if (what.find("number overflow") != std::string::npos) return "a number out of range";
+  if (what.find("surrogate") != std::string::npos || what.find("\\u") != std::string::npos) {
+    return "an invalid \\u escape";
+  }
+  return "a syntax error";
+}
+
+}  // namespace
+
+Result<Json> parseJson(std::string_view text, std::string_view source) {
+  const std::string prefix = "Invalid JSON in " + std::string(source) + ": ";
+  if (nestingDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
+    return invalid(prefix + "arrays and objects are nested deeper than " +
+                   std::to_string(kMaxJsonDepth) + " levels");
+  }
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
-    return invalid(std::string("Invalid JSON in request body: ") + e.what());
+    return invalid(prefix + describeParseError(e.what()) + " at byte " +
+                   std::to_string(e.byte));
   } catch (const std::exception& e) {
-    return invalid(std::string("Invalid JSON in request body: ") + e.what());
+    return invalid(prefix + describeParseError(e.what()));
   }
 }
 

@@ -12,9 +12,13 @@
 
 namespace kiln {
 
-/// Parses `text` as JSON. Malformed input gives InvalidArgument with a message naming the
-/// position, never an exception.
-Result<Json> parseJson(std::string_view text);
+/// The deepest nesting of arrays and objects parseJson accepts.
+inline constexpr int kMaxJsonDepth = 64;
+
+/// Parses `text` as JSON. Malformed input, and input nested deeper than kMaxJsonDepth, gives
+/// InvalidArgument with a message in Kiln's words naming the byte, never an exception:
+/// "Invalid JSON in <source>: an unexpected end at byte 22".
+Result<Json> parseJson(std::string_view text, std::string_view source = "request body");
 
 /// The compact serialisation Kiln stores and splices into responses (no spaces, UTF-8 kept).
 std::string dumpJson(const Json& value);

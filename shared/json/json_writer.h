@@ -89,6 +89,7 @@ class JsonWriter {
     buf_[len_++] = c;
   }
   void put(const char* data, size_t n) {
+    if (n == 0) return;  // data may be null (an empty string_view): memcpy must not see it
     ensure(n);
     std::memcpy(buf_.data() + len_, data, n);
     len_ += n;

@@ -183,9 +183,10 @@ def main():
                                 "[conductor]\nsync_power_state_interval = 0\nperiodic_interval = 1\n"
                                 "deploy_callback_timeout = 600\nclean_callback_timeout = 600\n"
                                 "deploy_kernel = %s/kiln-agent.kernel\ndeploy_ramdisk = %s/kiln-agent.initramfs\n"
+                                "file_url_allowed_paths = %s\n"
                                 "[deploy]\nerase_devices_priority = 0\n"
                                 "[agent]\nheartbeat_interval = 2\ncommand_heartbeat_interval = 1\n"
-                                % (ramdisk, ramdisk))
+                                % (ramdisk, ramdisk, ramdisk))
         run.server.start()
         run.say("kiln-server on %s" % run.server.url)
 

@@ -7,6 +7,7 @@
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -36,7 +37,10 @@ def print_log_tails(paths, lines=60):
 
 
 class KilnServer:
-    def __init__(self, binary, workdir, config=""):
+    """`cafile`: the server serves HTTPS (the test's config enables it) and calls verify its
+    certificate against this CA."""
+
+    def __init__(self, binary, workdir, config="", cafile=None):
         self.binary = binary
         self.workdir = workdir
         self.config = config
@@ -44,10 +48,11 @@ class KilnServer:
         self.port = None
         self.log_path = os.path.join(workdir, "server.log")
         self.log = open(self.log_path, "ab")
+        self.ssl_context = ssl.create_default_context(cafile=cafile) if cafile else None
 
     @property
     def url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.ssl_context else "http", self.port)
 
     def start(self):
         conf = os.path.join(self.workdir, "kiln.conf")
@@ -83,7 +88,7 @@ class KilnServer:
                                      headers={"X-OpenStack-Ironic-API-Version": VERSION,
                                               "Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
+            with urllib.request.urlopen(req, timeout=30, context=self.ssl_context) as resp:
                 raw = resp.read()
                 return resp.status, json.loads(raw) if raw else None
         except urllib.error.HTTPError as e:

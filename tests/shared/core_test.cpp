@@ -116,6 +116,47 @@ TEST_CASE("JsonWriter escaping round-trips arbitrary ASCII strings", "[shared][j
   }
 }
 
+TEST_CASE("JsonWriter keeps valid UTF-8 and replaces what is not with U+FFFD", "[shared][json]") {
+  auto escaped = [](std::string_view s) {
+    std::string out;
+    JsonWriter::escapeTo(out, s);
+    return out;
+  };
+  // Valid: 2-, 3- and 4-byte sequences, and long ASCII runs that take the 8-byte fast path.
+  CHECK(escaped("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 0123456789abcdef") ==
+        "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 0123456789abcdef\"");
+  const std::string r = "\xEF\xBF\xBD";
+  CHECK(escaped("a\xff") == "\"a" + r + "\"");                     // never valid
+  CHECK(escaped("\xc0\xaf") == "\"" + r + r + "\"");                // overlong '/'
+  CHECK(escaped("\xed\xa0\x80") == "\"" + r + r + r + "\"");       // a UTF-16 surrogate
+  CHECK(escaped("\xf4\x90\x80\x80") == "\"" + r + r + r + r + "\"");  // above U+10FFFF
+  CHECK(escaped("\xe2\x82") == "\"" + r + r + "\"");                // truncated at the end
+  CHECK(escaped("01234567\xc3") == "\"01234567" + r + "\"");
+  // Random bytes always give text the JSON library accepts.
+  std::mt19937 rng(7);
+  for (int i = 0; i < 3000; ++i) {
+    std::string s(rng() % 24, ' ');
+    for (auto& c : s) c = static_cast<char>(rng() % 256);
+    INFO(escaped(s));
+    CHECK_NOTHROW(nlohmann::json::parse(escaped(s)));
+  }
+}
+
+TEST_CASE("parseJson refuses deep nesting and words errors in Kiln's terms", "[shared][json]") {
+  CHECK(parseJson(std::string(64, '[') + std::string(64, ']')).has_value());
+  auto deep = parseJson(std::string(65, '[') + std::string(65, ']'));
+  REQUIRE_FALSE(deep);
+  CHECK_THAT(deep.error().message, Catch::Contains("nested deeper than 64"));
+  auto huge = parseJson(std::string(100000, '[') + std::string(100000, ']'));
+  CHECK_FALSE(huge);
+  // Brackets inside strings do not count.
+  CHECK(parseJson("{\"a\": \"" + std::string(500, '[') + "\\\"\"}").has_value());
+  auto utf8 = parseJson("{\"name\": \"\xff\xfe\"}");
+  REQUIRE_FALSE(utf8);
+  CHECK_THAT(utf8.error().message, Catch::Contains("not valid UTF-8") && !Catch::Contains("json.exception") &&
+                                       !Catch::Contains("\xff"));
+}
+
 TEST_CASE("readFile reads regular files, /proc files that cannot seek, and reports missing ones",
           "[shared][core]") {
   char tmpl[] = "/tmp/kiln-readfile-XXXXXX";

@@ -36,29 +36,50 @@ class RawClient {
 
   /// True when the server has closed its side: the next read sees end of stream.
   bool serverClosed() {
+    if (!pending_.empty()) return false;
     char c;
     return recv(fd_, &c, 1, 0) == 0;
   }
 
-  std::string roundTrip(const std::string& request) {
-    REQUIRE(send(fd_, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
-    std::string data;
+  /// Sends `bytes` as they are (a request, part of one, or several).
+  void sendRaw(const std::string& bytes) {
+    REQUIRE(send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
+  }
+
+  /// Reads one response (headers + Content-Length body); bytes of a later response stay
+  /// buffered for the next call. Empty when the server closed first (or after 5 s).
+  std::string readResponse() {
     char buf[4096];
     while (true) {
-      const auto headerEnd = data.find("\r\n\r\n");
+      const auto headerEnd = pending_.find("\r\n\r\n");
       if (headerEnd != std::string::npos) {
-        const auto cl = data.find("Content-Length: ");
-        const size_t length = cl == std::string::npos ? 0 : std::stoul(data.substr(cl + 16));
-        if (data.size() >= headerEnd + 4 + length) return data;
+        const std::string head = pending_.substr(0, headerEnd);
+        const auto cl = head.find("Content-Length: ");
+        const size_t length = cl == std::string::npos ? 0 : std::stoul(head.substr(cl + 16));
+        if (pending_.size() >= headerEnd + 4 + length) {
+          std::string response = pending_.substr(0, headerEnd + 4 + length);
+          pending_.erase(0, headerEnd + 4 + length);
+          return response;
+        }
       }
       const ssize_t n = recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) return data;
-      data.append(buf, static_cast<size_t>(n));
+      if (n <= 0) {
+        std::string rest;
+        rest.swap(pending_);
+        return rest;
+      }
+      pending_.append(buf, static_cast<size_t>(n));
     }
+  }
+
+  std::string roundTrip(const std::string& request) {
+    sendRaw(request);
+    return readResponse();
   }
 
  private:
   int fd_ = -1;
+  std::string pending_;
 };
 
 }  // namespace kiln::test

@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "server/api/http.h"
+#include "tests/fuzz/corpus_dump.h"
 
 namespace kiln::test {
 
@@ -40,8 +42,11 @@ TestApi::TestApi(const std::string& config, server::InterfaceDeps deps)
   const std::string text =
       "[DEFAULT]\nenabled_hardware_types = fake-hardware, ipmi, redfish, manual-management\n"
       "host = test-conductor\n"
-      "[database]\nconnection = sqlite://\n" +
+      "[database]\nconnection = sqlite://\n"
+      // Tests keep their agent images in TempDirs (the default allows /var/lib/kiln/images).
+      "[conductor]\nfile_url_allowed_paths = " + std::filesystem::temp_directory_path().string() + "\n" +
       config;
+  fuzz::dumpConfig(text);  // KILN_FUZZ_DUMP: seeds for the fuzzers
   auto parsed = server::parseConfig(text, "test");
   REQUIRE(parsed.has_value());
   auto app = server::ServerApp::create(std::move(*parsed), clock_, std::move(deps));
@@ -80,6 +85,7 @@ Response TestApi::call(const std::string& method, const std::string& pathAndQuer
   }
   req.body = body;
   server::ApiResponse r = app_->api().handle(req);
+  fuzz::dumpExchange(req, r);
   return Response{r.status, std::move(r.body), std::move(r.headers)};
 }
 

@@ -6,6 +6,8 @@
 #include "server/drivers/fake/fake_interfaces.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
+#include "shared/core/secrets.h"
+#include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -164,7 +166,8 @@ Result<json> buildImageInfo(const TaskContext& task) {
   const std::string source = instanceString(task, "image_source");
   if (source.rfind("http://", 0) != 0 && source.rfind("https://", 0) != 0) {
     return invalid("instance_info.image_source must be an http:// or https:// URL of the image, "
-                   "got '" + source + "' (Kiln has no image service)");
+                   "got '" + (isUuidLike(source) ? source : maskUrl(source)) +
+                   "' (Kiln has no image service)");
   }
   json info{{"id", source.substr(source.find_last_of('/') + 1)},
             {"urls", json::array({source})},

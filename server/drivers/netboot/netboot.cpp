@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
 
+#include "server/local_files.h"
 #include "server/model/resources.h"
+#include "shared/core/file.h"
+#include "shared/core/secrets.h"
 
 namespace kiln::server::netboot {
 
@@ -17,6 +21,16 @@ using nlohmann::json;
 bool isUrl(std::string_view location) {
   return location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0;
 }
+
+namespace {
+
+/// An agent image location as messages quote it: URLs masked (shared/core/secrets.h), local
+/// paths as they are.
+std::string quoteLocation(const std::string& location) {
+  return location.find("://") == std::string::npos ? location : maskUrl(location);
+}
+
+}  // namespace
 
 Result<DeployImages> deployImages(const Config& config, const json& driverInfo) {
   auto pick = [&](const char* key, const std::string& fallback) {
@@ -49,6 +63,102 @@ std::string kernelAppendParams(const Config& config, const json& driverInfo) {
     params.replace(at, kDefault.size(), config.kernelAppendParams);
   }
   return params;
+}
+
+Result<std::string> agentCaParam(const Config& config) {
+  if (config.agentApiCaFile.empty()) return std::string();
+  auto pem = readFile(config.agentApiCaFile);
+  if (!pem) return invalid("Cannot read [agent] api_ca_file " + config.agentApiCaFile);
+  static constexpr std::string_view kBegin = "-----BEGIN CERTIFICATE-----";
+  static constexpr std::string_view kEnd = "-----END CERTIFICATE-----";
+  const auto bad = [&](size_t index, std::string_view why) {
+    return invalid("[agent] api_ca_file " + config.agentApiCaFile + ": CERTIFICATE block " +
+                   std::to_string(index) + " " + std::string(why));
+  };
+  // The DER's first bytes from its base64: a certificate is one SEQUENCE whose length covers
+  // exactly the decoded bytes, so a cut or padded block is caught here rather than by the agent
+  // at boot (which would refuse it and exit).
+  const auto wholeSequence = [](const std::string& b64) {
+    if (b64.size() % 4 != 0 || b64.size() < 8) return false;
+    const size_t padding = b64.ends_with("==") ? 2 : b64.ends_with("=") ? 1 : 0;
+    if (b64.find('=') < b64.size() - padding) return false;
+    const size_t bytes = b64.size() / 4 * 3 - padding;
+    auto sextet = [](char c) -> unsigned {
+      if (c >= 'A' && c <= 'Z') return static_cast<unsigned>(c - 'A');
+      if (c >= 'a' && c <= 'z') return static_cast<unsigned>(c - 'a' + 26);
+      if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0' + 52);
+      return c == '+' ? 62u : c == '/' ? 63u : 0u;
+    };
+    unsigned char head[6];
+    for (size_t group = 0; group < 2; ++group) {
+      unsigned v = 0;
+      for (size_t i = 0; i < 4; ++i) v = (v << 6) | sextet(b64[group * 4 + i]);
+      head[group * 3] = static_cast<unsigned char>(v >> 16);
+      head[group * 3 + 1] = static_cast<unsigned char>(v >> 8);
+      head[group * 3 + 2] = static_cast<unsigned char>(v);
+    }
+    if (head[0] != 0x30) return false;
+    size_t length = 0;
+    size_t headerBytes = 2;
+    if (head[1] < 0x80) {
+      length = head[1];
+    } else {
+      const size_t n = head[1] & 0x7f;
+      if (n == 0 || n > 4) return false;
+      for (size_t i = 0; i < n; ++i) length = (length << 8) | head[2 + i];
+      headerBytes += n;
+    }
+    return headerBytes + length == bytes;
+  };
+  std::string param = "kiln.api_ca=";
+  size_t count = 0;
+  for (size_t at = pem->find(kBegin); at != std::string::npos; at = pem->find(kBegin, at)) {
+    const size_t index = count + 1;
+    const size_t body = at + kBegin.size();
+    const size_t end = pem->find(kEnd, body);
+    if (end == std::string::npos) return bad(index, "has no END line");
+    std::string der;  // the PEM body is the DER in base64, broken into lines
+    for (size_t i = body; i < end; ++i) {
+      const char c = (*pem)[i];
+      if (std::isspace(static_cast<unsigned char>(c))) continue;
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/' && c != '=') {
+        return bad(index, "is not base64 (PEM headers are not supported)");
+      }
+      der += c;
+    }
+    if (!wholeSequence(der)) return bad(index, "is not the DER of a certificate (cut short?)");
+    param += (count++ == 0 ? "" : ",") + der;
+    at = end + kEnd.size();
+  }
+  if (count == 0) {
+    return invalid("[agent] api_ca_file " + config.agentApiCaFile + " holds no PEM certificate");
+  }
+  return param;
+}
+
+Result<std::string> agentAppendParams(const Config& config, const json& driverInfo) {
+  std::string params = kernelAppendParams(config, driverInfo);
+  const std::string ca = KILN_TRY(agentCaParam(config));
+  if (!ca.empty()) params += (params.empty() ? "" : " ") + ca;
+  return params;
+}
+
+std::optional<std::string> agentCmdlineTooLong(const std::string& apiUrl,
+                                               const std::string& appendParams) {
+  // initrd=<uuid>/deploy_ramdisk (53) or initrd=kiln-agent.initramfs, BOOTIF=01-<mac> (30), and
+  // pxelinux's ipappend 3 "ip=<client>:<server>:<gateway>:<netmask>" (up to 67), spaces.
+  static constexpr size_t kBootLoaderShare = 160;
+  // Unset, the ipxe script names the address the machine reached the API at.
+  const size_t urlBytes =
+      std::max<size_t>(apiUrl.size(), std::string_view("https://255.255.255.255:65535").size());
+  const size_t estimate =
+      std::string_view("kiln.api_url= ").size() + urlBytes + appendParams.size() + kBootLoaderShare;
+  if (estimate <= kMaxKernelCmdline) return std::nullopt;
+  return "The agent's kernel command line would take about " + std::to_string(estimate) +
+         " bytes, more than the " + std::to_string(kMaxKernelCmdline + 1) +
+         " an x86 kernel accepts: shorten kernel_append_params, or use a smaller CA in [agent] "
+         "api_ca_file (an EC P-256 CA takes 540 to 780 bytes) or embed it in the ramdisk "
+         "(image-build/build-ramdisk.sh --ca-file) and unset the option.";
 }
 
 std::optional<std::string> parseMac(std::string_view text) {
@@ -118,6 +228,18 @@ std::string configuredApiUrl(const Config& config) {
 
 namespace {
 
+/// Why the agent image `location` cannot be used, or nullopt: http(s) URLs are handed on, local
+/// files (absolute paths, file:// URLs) must pass server/local_files.h's rule.
+std::optional<std::string> imageProblem(const Config& config, const std::string& location) {
+  if (isUrl(location)) return std::nullopt;
+  if (!isFileUrl(location) && location.find("://") != std::string::npos) {
+    return "The agent image " + quoteLocation(location) +
+           " is neither an http(s) URL nor a local file (an absolute path or a file:// URL).";
+  }
+  if (auto file = checkLocalFile(config, location); !file) return "The agent image " + file.error().message + ".";
+  return std::nullopt;
+}
+
 /// What both boot interfaces share: the boot device and boot_target bookkeeping.
 class NetbootBase : public BootInterface {
  public:
@@ -126,9 +248,19 @@ class NetbootBase : public BootInterface {
     auto images = deployImages(*task.config, task.driverInfo);
     if (!images) return images.error().message;
     if (task.ports.empty()) return "Node " + task.uuid() + " does not have any port associated with it.";
+    auto params = agentAppendParams(*task.config, task.driverInfo);
+    if (!params) return params.error().message;
+    if (auto tooLong = agentCmdlineTooLong(configuredApiUrl(*task.config), *params)) return tooLong;
     return validateImages(task, *images);
   }
   Result<void> prepareRamdisk(TaskContext& task) override {
+    if (task.config) {
+      // A CA that cannot reach the agent fails here, before the machine boots.
+      const std::string params = KILN_TRY(agentAppendParams(*task.config, task.driverInfo));
+      if (auto tooLong = agentCmdlineTooLong(configuredApiUrl(*task.config), params)) {
+        return invalid(*tooLong);
+      }
+    }
     KILN_TRY_VOID(writeAgentConfig(task));
     KILN_TRY_VOID(task.driver->management->setBootDevice(task, "pxe", false));
     task.internalInfo["boot_target"] = "agent";
@@ -164,13 +296,20 @@ class IpxeBoot final : public NetbootBase {
   std::string_view name() const override { return "ipxe"; }
 
  protected:
-  std::optional<std::string> validateImages(const TaskContext&, const DeployImages& images) const override {
+  std::optional<std::string> validateImages(const TaskContext& task, const DeployImages& images) const override {
     for (const auto& location : {images.kernel, images.ramdisk}) {
-      if (!isUrl(location) && !fs::is_regular_file(location)) {
-        return "The agent image " + location + " is neither an http(s) URL nor a readable file.";
-      }
+      if (auto problem = imageProblem(*task.config, location)) return problem;
     }
     return std::nullopt;
+  }
+  /// Nothing to write (the API renders the script per request), but an image the rule refuses
+  /// fails the flow here, saying why, rather than the booting machine getting 404s.
+  Result<void> writeAgentConfig(TaskContext& task) override {
+    const auto images = KILN_TRY(deployImages(*task.config, task.driverInfo));
+    for (const auto& location : {images.kernel, images.ramdisk}) {
+      if (auto problem = imageProblem(*task.config, location)) return invalid(*problem);
+    }
+    return {};
   }
 };
 
@@ -182,10 +321,11 @@ class PxeBoot final : public NetbootBase {
  protected:
   std::optional<std::string> validateImages(const TaskContext& task, const DeployImages& images) const override {
     for (const auto& location : {images.kernel, images.ramdisk}) {
-      if (isUrl(location) || !fs::is_regular_file(location)) {
-        return "The pxe boot interface serves the agent by TFTP: " + location +
+      if (isUrl(location)) {
+        return "The pxe boot interface serves the agent by TFTP: " + quoteLocation(location) +
                " must be a local file (use the ipxe boot interface for URLs).";
       }
+      if (auto problem = imageProblem(*task.config, location)) return problem;
     }
     if (configuredApiUrl(*task.config).empty()) {
       return "The pxe boot interface needs [conductor] api_url (or [api] public_endpoint): the "
@@ -199,17 +339,24 @@ class PxeBoot final : public NetbootBase {
 
   Result<void> writeAgentConfig(TaskContext& task) override {
     const auto images = KILN_TRY(deployImages(*task.config, task.driverInfo));
+    for (const auto& location : {images.kernel, images.ramdisk}) {
+      if (isUrl(location)) return invalid("The pxe boot interface needs local agent images, got " + quoteLocation(location));
+      if (auto problem = imageProblem(*task.config, location)) return invalid(*problem);
+    }
     const fs::path root = task.config->tftpRoot;
     const fs::path nodeDir = root / task.uuid();
     std::error_code ec;
     fs::create_directories(nodeDir, ec);
     if (ec) return internalError("Cannot create " + nodeDir.string() + ": " + ec.message());
-    fs::copy_file(images.kernel, nodeDir / "deploy_kernel", fs::copy_options::overwrite_existing, ec);
-    if (!ec) fs::copy_file(images.ramdisk, nodeDir / "deploy_ramdisk", fs::copy_options::overwrite_existing, ec);
-    if (ec) return internalError("Cannot copy the agent images into " + nodeDir.string() + ": " + ec.message());
+    for (const auto& [location, name] : {std::pair{images.kernel, "deploy_kernel"}, std::pair{images.ramdisk, "deploy_ramdisk"}}) {
+      // copyLocalFile checks the rule again, on the descriptor it reads.
+      if (auto copied = copyLocalFile(*task.config, location, (nodeDir / name).string()); !copied) {
+        return internalError("Cannot copy the agent images into " + nodeDir.string() + ": " + copied.error().message);
+      }
+    }
     return writeConfigs(task, pxeAgentConfig(task.uuid() + "/deploy_kernel", task.uuid() + "/deploy_ramdisk",
                                              configuredApiUrl(*task.config),
-                                             kernelAppendParams(*task.config, task.driverInfo)));
+                                             KILN_TRY(agentAppendParams(*task.config, task.driverInfo))));
   }
   Result<void> writeLocalConfig(TaskContext& task) override { return writeConfigs(task, pxeLocalConfig()); }
   Result<void> removeConfig(TaskContext& task) override {

@@ -42,6 +42,29 @@ Result<DeployImages> deployImages(const Config& config, const nlohmann::json& dr
 /// else the configuration's.
 std::string kernelAppendParams(const Config& config, const nlohmann::json& driverInfo);
 
+/// Longest kernel command line an x86 kernel takes (COMMAND_LINE_SIZE 2048 with its NUL);
+/// boot loaders truncate or refuse longer ones.
+inline constexpr size_t kMaxKernelCmdline = 2047;
+
+/// The kernel argument that tells booting agents the CA of the API's certificate, from
+/// [agent] api_ca_file: "kiln.api_ca=" and, for each PEM certificate of the file, its DER in
+/// standard base64 (the PEM body without line breaks), comma-separated. An EC P-256 CA takes
+/// 540 to 780 bytes (short or long subject), an RSA-2048 one 1,060 to 1,300; an RSA-4096 one
+/// (1,750 or more) does not fit. Empty when the option is unset.
+/// InvalidArgument when the file cannot be read, holds no PEM certificate, or has a CERTIFICATE
+/// block that is not base64 of one whole DER SEQUENCE (cut, padded, or with PEM headers).
+Result<std::string> agentCaParam(const Config& config);
+
+/// What follows kiln.api_url= on the agent's kernel command line: kernelAppendParams, then
+/// agentCaParam (last, so that a truncating boot loader cuts the CA, which the agent then
+/// refuses loudly, rather than the settings before it).
+Result<std::string> agentAppendParams(const Config& config, const nlohmann::json& driverInfo);
+
+/// A problem when the agent's kernel command line could exceed kMaxKernelCmdline: `apiUrl`
+/// plus `appendParams` plus what the boot loader adds (initrd=, BOOTIF=, pxelinux's ip=).
+std::optional<std::string> agentCmdlineTooLong(const std::string& apiUrl,
+                                               const std::string& appendParams);
+
 /// True for http:// and https:// locations.
 bool isUrl(std::string_view location);
 

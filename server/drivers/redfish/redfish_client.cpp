@@ -44,8 +44,8 @@ ErrorCode codeForStatus(int status) {
 }  // namespace
 
 std::string redfishErrorMessage(std::string_view body) {
-  const json doc = json::parse(body, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) {
+  const json doc = parseJson(body).value_or(json());
+  if (!doc.is_object()) {
     return "";
   }
   auto extended = [](const json& holder) {
@@ -255,7 +255,7 @@ Result<void> RedfishClient::openSession(bool* bmcAnswered) {
   if (const auto location = response.header("location")) {
     sessionPath_ = pathOf(*location);
   } else {
-    const json body = json::parse(response.body, nullptr, false);
+    const json body = parseJson(response.body).value_or(json());
     if (body.is_object() && body.contains("@odata.id") && body["@odata.id"].is_string()) {
       sessionPath_ = pathOf(body["@odata.id"].get<std::string>());
     }
@@ -317,13 +317,13 @@ Result<json> RedfishClient::call(std::string_view method, std::string_view path,
   if (response.body.empty()) {
     return json();
   }
-  json doc = json::parse(response.body, nullptr, false);
-  if (doc.is_discarded()) {
+  auto parsed = parseJson(response.body);
+  if (!parsed) {
     return fail(ErrorCode::Unavailable, "Redfish " + std::string(method) + " " +
                                             config_.address.origin() + std::string(path) +
                                             " returned a body that is not JSON");
   }
-  return doc;
+  return std::move(*parsed);
 }
 
 Result<std::string> RedfishClient::systemPath(std::string_view nodeUuid) {

@@ -89,7 +89,8 @@ TEST_CASE("ipxe: boot.ipxe chains to the MAC's script, which boots the agent onl
   const std::string ramdisk = dir.file("initramfs");
   std::ofstream(kernel) << "KERNEL-BYTES";
   std::ofstream(ramdisk) << "INITRAMFS-BYTES";
-  TestApi api("[conductor]\ndeploy_kernel = " + kernel + "\ndeploy_ramdisk = " + ramdisk + "\n");
+  TestApi api("[conductor]\ndeploy_kernel = " + kernel + "\ndeploy_ramdisk = " + ramdisk +
+              "\nfile_url_allowed_paths = " + dir.path.string() + "\n");
   api.version = "";  // iPXE sends no microversion
 
   // The scripts name the server as the booting machine reached it (the request's Host).
@@ -170,6 +171,7 @@ TEST_CASE("pxe: pxelinux files for the agent, then local boot, removed on undepl
   const std::string tftp = dir.file("tftp");
   std::filesystem::create_directory(tftp);
   TestApi api("[conductor]\ndeploy_kernel = " + kernel + "\ndeploy_ramdisk = " + ramdisk +
+              "\nfile_url_allowed_paths = " + dir.path.string() +
               "\napi_url = http://10.0.0.1:6385/\n[pxe]\ntftp_root = " + tftp + "\n");
   createNode(api, "pxe", Json::object());
   CHECK(api.get("/v1/nodes/nb/validate").json()["boot"]["result"] == true);
@@ -206,7 +208,7 @@ TEST_CASE("ipxe: a kernel larger than the socket can take at once arrives whole 
   std::ofstream(kernel, std::ios::binary) << bytes;
   std::ofstream(dir.file("initramfs")) << "INITRAMFS-BYTES";
   TestApi api("[api]\nport = 0\n[conductor]\ndeploy_kernel = " + kernel +
-              "\ndeploy_ramdisk = " + dir.file("initramfs") + "\n");
+              "\ndeploy_ramdisk = " + dir.file("initramfs") + "\nfile_url_allowed_paths = " + dir.path.string() + "\n");
   createNode(api, "ipxe", Json::object());
   verb(api, "nb", "manage");
   verb(api, "nb", "provide");
