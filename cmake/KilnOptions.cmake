@@ -4,3 +4,4 @@ option(KILN_BUILD_ROOT_TESTS "Build tests that need root (loop devices, real mda
 option(KILN_AGENT_STATIC "Link kiln-agent fully statically" ON)
 option(KILN_WITH_POSTGRES "Build the PostgreSQL storage back end" OFF)
 option(KILN_ENABLE_SANITIZERS "Build with AddressSanitizer and UBSan" OFF)
+option(KILN_FUZZ "Build the libFuzzer targets of tests/fuzz (clang only; docs/fuzzing.md)" OFF)

@@ -13,6 +13,7 @@ PACKAGES="
   qemu-system-x86 seabios ipxe-qemu busybox-static mdadm cpio kmod file binutils
   syslinux syslinux-common mtools dosfstools
   catch2
+  clang-16 libclang-rt-16-dev
   sqlite3 curl ca-certificates
   python3 python3-ironicclient python3-openstackclient python3-os-traits
   python3-tempest python3-ddt python3-stestr python3-testtools python3-subunit
