@@ -144,7 +144,7 @@ case "$command" in
     fi
     cmake --build "$cov" --target "fuzz_$target"
     find "$dir/corpus/$target" "$src/tests/fuzz/corpus/$target" "$src/tests/fuzz/regressions/$target" \
-      -type f 2>/dev/null >"$covdir/inputs"
+      -type f 2>/dev/null >"$covdir/inputs" || true
     LLVM_PROFILE_FILE="$covdir/%p.profraw" xargs "$cov/tests/fuzz/fuzz_$target" -runs=0 \
       <"$covdir/inputs" >"$covdir/log" 2>&1 || true
     llvm-profdata-16 merge -sparse "$covdir"/*.profraw -o "$covdir/merged.profdata"
