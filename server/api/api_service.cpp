@@ -10,7 +10,6 @@
 #include "server/api/node_handlers.h"
 #include "server/api/port_handlers.h"
 #include "server/api/version.h"
-#include "shared/core/uuid.h"
 
 namespace kiln::server {
 namespace {
@@ -222,9 +221,7 @@ ApiResponse ApiService::handle(const ApiRequest& request) {
                     {{"method", request.method}, {"path", request.path}});
     response = errorResponse({ErrorCode::Internal, "Internal Server Error"});
   }
-  const std::string requestId = "req-" + generateUuid();
-  response.setHeader("Openstack-Request-Id", requestId);
-  response.setHeader("X-Openstack-Request-Id", requestId);
+  stampRequestId(response);
   if (request.method == "HEAD") response.body.clear();
   return response;
 }

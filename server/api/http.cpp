@@ -2,6 +2,9 @@
 
 #include <cctype>
 
+#include "shared/core/strings.h"
+#include "shared/core/uuid.h"
+
 namespace kiln::server {
 namespace {
 
@@ -10,17 +13,6 @@ int hexValue(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace
@@ -42,7 +34,7 @@ std::optional<std::string> ApiRequest::param(std::string_view name) const {
 
 void ApiResponse::setHeader(std::string name, std::string value) {
   for (auto& [k, v] : headers) {
-    if (iequals(k, name)) {
+    if (equalsIgnoreCase(k, name)) {
       v = std::move(value);
       return;
     }
@@ -52,7 +44,7 @@ void ApiResponse::setHeader(std::string name, std::string value) {
 
 std::optional<std::string> ApiResponse::header(std::string_view name) const {
   for (const auto& [k, v] : headers) {
-    if (iequals(k, name)) return v;
+    if (equalsIgnoreCase(k, name)) return v;
   }
   return std::nullopt;
 }
@@ -135,6 +127,12 @@ std::string_view reasonPhrase(int status) {
     case 504: return "Gateway Timeout";
     default: return "Unknown";
   }
+}
+
+void stampRequestId(ApiResponse& response) {
+  const std::string requestId = "req-" + generateUuid();
+  response.setHeader("Openstack-Request-Id", requestId);
+  response.setHeader("X-Openstack-Request-Id", requestId);
 }
 
 }  // namespace kiln::server

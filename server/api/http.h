@@ -49,4 +49,8 @@ std::vector<std::pair<std::string, std::string>> parseQueryString(std::string_vi
 /// The reason phrase for a status code ("Not Found").
 std::string_view reasonPhrase(int status);
 
+/// Gives `response` a new request ID ("req-<uuid>") in Openstack-Request-Id and
+/// X-Openstack-Request-Id, as Ironic answers every request.
+void stampRequestId(ApiResponse& response);
+
 }  // namespace kiln::server

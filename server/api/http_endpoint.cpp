@@ -22,7 +22,6 @@
 #include "server/api/http_request_parser.h"
 #include "server/api/tls_session.h"
 #include "shared/core/log.h"
-#include "shared/core/uuid.h"
 
 namespace kiln::server {
 namespace {
@@ -104,9 +103,7 @@ ApiResponse endpointError(int status, const std::string& message) {
   ApiResponse r = errorResponse({status == 503 ? ErrorCode::Unavailable : ErrorCode::InvalidArgument,
                                  message});
   r.status = status;
-  const std::string requestId = "req-" + generateUuid();
-  r.setHeader("Openstack-Request-Id", requestId);
-  r.setHeader("X-Openstack-Request-Id", requestId);
+  stampRequestId(r);
   return r;
 }
 

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "shared/core/strings.h"
+
 namespace kiln::server {
 namespace {
 
@@ -10,8 +12,6 @@ constexpr size_t kMaxHeaders = 128;
 constexpr size_t kMaxChunkLine = 4096;       ///< chunk size line with its extensions
 constexpr size_t kMaxTrailerBytes = 16 * 1024;
 constexpr size_t kMaxLeadingBlankLines = 8;  ///< RFC 9112 §2.2: empty lines before a request
-
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c; }
 
 bool isTokenChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -46,14 +46,6 @@ std::string_view trimOws(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   return s;
-}
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
 }
 
 /// Splits a line off `text` at LF; the line must end in CRLF or a bare LF (RFC 9112 §2.2
@@ -133,33 +125,14 @@ bool HttpRequestParser::step() {
       }
       if (pending.empty()) return false;
       inMessage_ = true;
-      // Garbage is refused as soon as its first line (or the method) shows it, not after
-      // 80 KiB or a timeout.
-      if (!lineChecked_) {
-        const size_t lf = pending.find('\n');
-        if (lf == std::string_view::npos) {
-          // Only what the whole line would be refused for too, with the same words: a CR that
-          // ends the bytes so far may be the line's CRLF.
-          std::string_view method = pending.substr(0, pending.find(' '));
-          if (method.size() == pending.size() && method.ends_with('\r')) method.remove_suffix(1);
-          for (char c : method) {
-            if (!isTokenChar(c)) {
-              fail(400, "The request method is not an HTTP token.");
-              return false;
-            }
-          }
-        } else {
-          std::string_view rest = pending;
-          std::string_view line;
-          RequestLine requestLine;
-          takeLine(rest, line);  // parseRequestLine refuses a stray CR
-          if (!parseRequestLine(line, requestLine)) return false;
-          lineChecked_ = true;
-        }
-      }
       // The head's end may straddle two reads: search again from just before the old end.
       const size_t from = scanned_ > 2 ? scanned_ - 2 : 0;
       const auto end = headEnd(pending, from);
+      // A whole head within the limit is checked by parseHead; otherwise garbage is refused as
+      // soon as its first line (or the method) shows it, not after 80 KiB or a timeout.
+      if ((!end || *end > kMaxHeadBytes) && !lineChecked_ && !checkEarlyRequestLine(pending)) {
+        return false;
+      }
       if (!end) {
         scanned_ = pending.size();
         if (pending.size() > kMaxHeadBytes) {
@@ -276,6 +249,29 @@ bool HttpRequestParser::step() {
   return false;
 }
 
+bool HttpRequestParser::checkEarlyRequestLine(std::string_view pending) {
+  const size_t lf = pending.find('\n');
+  if (lf == std::string_view::npos) {
+    // Only what the whole line would be refused for too, with the same words: a CR that ends
+    // the bytes so far may be the line's CRLF.
+    std::string_view method = pending.substr(0, pending.find(' '));
+    if (method.size() == pending.size() && method.ends_with('\r')) method.remove_suffix(1);
+    for (char c : method) {
+      if (!isTokenChar(c)) {
+        fail(400, "The request method is not an HTTP token.");
+        return false;
+      }
+    }
+    return true;
+  }
+  std::string_view line;
+  RequestLine requestLine;
+  takeLine(pending, line);  // parseRequestLine refuses a stray CR
+  if (!parseRequestLine(line, requestLine)) return false;
+  lineChecked_ = true;
+  return true;
+}
+
 bool HttpRequestParser::parseRequestLine(std::string_view line, RequestLine& out) {
   // request-line = method SP request-target SP HTTP-version (RFC 9112 §3). The method is
   // checked first, as step() checks it before the line is complete: the answer must not depend
@@ -372,8 +368,7 @@ bool HttpRequestParser::parseHead(std::string_view head) {
       fail(431, "The request has more than " + std::to_string(kMaxHeaders) + " headers.");
       return false;
     }
-    std::string name(line.substr(0, colon));
-    for (auto& c : name) c = lower(c);
+    std::string name = asciiLower(line.substr(0, colon));
     if (name == "content-length") {
       ++contentLengths;
       uint64_t n = 0;

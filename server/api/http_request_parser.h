@@ -71,6 +71,9 @@ class HttpRequestParser {
     int minor = 1;
   };
   bool parseRequestLine(std::string_view line, RequestLine& out);
+  /// The request line of a head that is not complete yet (or too large), checked as far as it
+  /// has arrived, with the words parseHead would use; false after fail().
+  bool checkEarlyRequestLine(std::string_view pending);
   bool parseHead(std::string_view head);
   void complete();
   void fail(int status, std::string message);

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
 namespace kiln {
@@ -28,15 +29,6 @@ constexpr std::string_view kSecretKeyFragments[] = {
     "image_url", "encryption_key",
 };
 // clang-format on
-
-/// `text` lower-cased (ASCII).
-std::string folded(std::string_view text) {
-  std::string out(text);
-  for (auto& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 bool containsFragment(const std::string& foldedText) {
   for (auto fragment : kSecretKeyFragments) {
@@ -81,13 +73,13 @@ void maskString(Json& value) {
 
 }  // namespace
 
-bool isSecretKey(std::string_view key) { return containsFragment(folded(key)); }
+bool isSecretKey(std::string_view key) { return containsFragment(asciiLower(key)); }
 
 bool mayContainSecret(std::string_view text) {
   if (text.find("://") != std::string_view::npos && text.find('@') != std::string_view::npos) {
     return true;
   }
-  return containsFragment(folded(text));  // any fragment anywhere in the text
+  return containsFragment(asciiLower(text));  // any fragment anywhere in the text
 }
 
 std::string maskUrl(std::string_view url) {
