@@ -173,6 +173,8 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   KILN_TRY_VOID(getInt("conductor", "power_state_sync_max_retries", c.powerStateSyncMaxRetries, 1, 100));
   KILN_TRY_VOID(getInt("conductor", "power_state_change_timeout", c.powerStateChangeTimeout, 1, 3600));
   KILN_TRY_VOID(getInt("conductor", "workers_pool_size", c.workersPoolSize, 1, 1024));
+  KILN_TRY_VOID(getInt("conductor", "node_locked_retry_attempts", c.nodeLockedRetryAttempts, 1, 100));
+  KILN_TRY_VOID(getInt("conductor", "node_locked_retry_interval", c.nodeLockedRetryInterval, 0, 600));
   KILN_TRY_VOID(getInt("conductor", "periodic_interval", c.periodicInterval, 0, 3600));
   KILN_TRY_VOID(getInt("conductor", "inspect_wait_timeout", c.inspectWaitTimeout, 0, 86400 * 7));
   getString("conductor", "deploy_kernel", c.deployKernel);
@@ -250,6 +252,7 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "conductor/clean_callback_timeout", "conductor/sync_power_state_interval",
         "conductor/force_power_state_during_sync", "conductor/power_state_sync_max_retries",
         "conductor/power_state_change_timeout", "conductor/workers_pool_size",
+        "conductor/node_locked_retry_attempts", "conductor/node_locked_retry_interval",
         "conductor/periodic_interval", "conductor/clean_step_priority_override",
         "conductor/deploy_step_priority_override", "deploy/erase_devices_priority",
         "deploy/erase_devices_metadata_priority"};

@@ -66,6 +66,8 @@ struct Config {
   int powerStateSyncMaxRetries = 3;        ///< failed syncs before maintenance ("power failure")
   int powerStateChangeTimeout = 60;        ///< seconds to wait for a BMC to reach a power state
   int workersPoolSize = 16;                ///< conductor worker threads
+  int nodeLockedRetryAttempts = 3;         ///< scheduling passes while suitable nodes are locked
+  int nodeLockedRetryInterval = 1;         ///< seconds between those passes
   int periodicInterval = 1;                ///< seconds between periodic checks; 0 = none
   int inspectWaitTimeout = 1800;           ///< seconds a node may stay in "inspect wait"
   std::string deployKernel;   ///< agent kernel (path or URL) for nodes whose driver_info has none

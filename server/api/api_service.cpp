@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "server/api/agent_handlers.h"
+#include "server/api/allocation_handlers.h"
 #include "server/api/boot_handlers.h"
 #include "server/api/catalog_handlers.h"
 #include "server/api/deploy_template_handlers.h"
@@ -55,6 +56,7 @@ ApiService::ApiService(ApiDeps deps)
       ports_(std::make_unique<PortHandlers>(deps_)),
       catalog_(std::make_unique<CatalogHandlers>(deps_)),
       templates_(std::make_unique<DeployTemplateHandlers>(deps_)),
+      allocations_(std::make_unique<AllocationHandlers>(deps_)),
       agent_(std::make_unique<AgentHandlers>(deps_)),
       boot_(std::make_unique<BootHandlers>(deps_)) {
   buildRoutes();
@@ -192,6 +194,27 @@ void ApiService::buildRoutes() {
       bind(c, &CatalogHandlers::driverRaidProperties), 12);
   add("GET", "/v1/conductors", bind(c, &CatalogHandlers::listConductors), 49);
   add("GET", "/v1/conductors/{hostname}", bind(c, &CatalogHandlers::showConductor), 49);
+
+  // Allocations (the scheduler). Below 1.52 a GET is 404 and anything else 405, as in Ironic.
+  {
+    auto* al = allocations_.get();
+    const std::string msg = "The API version does not allow allocations";
+    const std::string base = "/v1/allocations";
+    router_.add({"GET", base, bind(al, &AllocationHandlers::list), 52, 404, msg, false, ""});
+    router_.add({"POST", base, bind(al, &AllocationHandlers::create), 52, 405, msg, false,
+                 "baremetal:allocation:create"});
+    router_.add({"GET", base + "/{allocation}", bind(al, &AllocationHandlers::show), 52, 404, msg,
+                 false, ""});
+    router_.add({"PATCH", base + "/{allocation}", bind(al, &AllocationHandlers::update), 52, 405,
+                 msg, false, "baremetal:allocation:update"});
+    router_.add({"DELETE", base + "/{allocation}", bind(al, &AllocationHandlers::remove), 52, 405,
+                 msg, false, "baremetal:allocation:delete"});
+    router_.add({"GET", "/v1/nodes/{node}/allocation", bind(al, &AllocationHandlers::showForNode),
+                 52, 404, msg, false, ""});
+    router_.add({"DELETE", "/v1/nodes/{node}/allocation",
+                 bind(al, &AllocationHandlers::removeForNode), 52, 404, msg, false,
+                 "baremetal:allocation:delete"});
+  }
 
   // Deploy templates, under Ironic's path and the spec's spelling.
   for (std::string base : {"/v1/deploy_templates", "/v1/deploy-templates"}) {

@@ -38,6 +38,7 @@ class NodeHandlers;
 class PortHandlers;
 class CatalogHandlers;
 class DeployTemplateHandlers;
+class AllocationHandlers;
 class AgentHandlers;
 class BootHandlers;
 
@@ -59,6 +60,7 @@ class ApiService {
   std::unique_ptr<PortHandlers> ports_;
   std::unique_ptr<CatalogHandlers> catalog_;
   std::unique_ptr<DeployTemplateHandlers> templates_;
+  std::unique_ptr<AllocationHandlers> allocations_;
   std::unique_ptr<AgentHandlers> agent_;
   std::unique_ptr<BootHandlers> boot_;
 };

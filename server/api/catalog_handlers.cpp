@@ -152,6 +152,10 @@ Result<ApiResponse> CatalogHandlers::v1(RequestContext& ctx) {
     w.key("conductors");
     writeCollectionLinks(w, base, "conductors");
   }
+  if (ctx.atLeast(52)) {
+    w.key("allocations");
+    writeCollectionLinks(w, base, "allocations");
+  }
   if (ctx.atLeast(55)) {
     w.key("deploy_templates");
     writeCollectionLinks(w, base, "deploy_templates");

@@ -30,22 +30,6 @@ ListOptions nodeListOptions(bool detailPath, int maxLimit) {
   return opts;
 }
 
-/// States in which a node's fields may be PATCHed while a transition is in progress.
-bool updateAllowedInTransition(std::string_view s) {
-  for (auto x : {state::kDeployFailed, state::kInspecting, state::kInspectFailed,
-                 state::kInspectWait, state::kCleanFailed, state::kError, state::kVerifying,
-                 state::kAdoptFailed, state::kRescueFailed, state::kUnrescueFailed}) {
-    if (x == s) return true;
-  }
-  return false;
-}
-
-/// States in which the driver, the interfaces and the resource class may change.
-bool driverChangeAllowed(std::string_view s) {
-  return s == state::kEnroll || s == state::kInspecting || s == state::kInspectWait ||
-         s == state::kManageable || s == state::kAvailable;
-}
-
 Result<void> validateConductorGroup(Record& node) {
   if (node[kNodeConductorGroup].isNull()) {
     node.setText(kNodeConductorGroup, "");
@@ -157,6 +141,34 @@ Result<void> addNodeFilters(const RequestContext& ctx, const std::string& conduc
         }
       }
     }
+  }
+  return {};
+}
+
+/// What a node PATCH means for the node's allocation (Ironic's update_node and node PATCH):
+/// removing the instance_uuid of an allocated node deletes the allocation (only in the states
+/// where the driver may change, or in maintenance), and the owner of a node whose allocation
+/// has an owner cannot change.
+Result<void> applyAllocationRules(Transaction& tx, const Record& before, Record& node) {
+  if (before[kNodeAllocationUuid].isNull()) return {};
+  auto allocation = KILN_TRY(tx.allocations().findBy(kAllocUuid, before[kNodeAllocationUuid]));
+  if (!allocation) {
+    node.setNull(kNodeAllocationUuid);  // a dangling reference: nothing to keep in step
+    return {};
+  }
+  if (node[kNodeOwner] != before[kNodeOwner] && !(*allocation)[kAllocOwner].isNull()) {
+    return conflict("Cannot update owner of node \"" + before.uuid() +
+                    "\" while it is allocated to an allocation with an owner.");
+  }
+  if (!before[kNodeInstanceUuid].isNull() && node[kNodeInstanceUuid].isNull()) {
+    const std::string& s = before.str(kNodeProvisionState);
+    if (!before.flag(kNodeMaintenance) && !state::driverChangeAllowed(s)) {
+      return conflict("Node " + before.uuid() + " with an allocation can not have instance_uuid "
+                      "removed unless it is in one of allowed (enroll, inspecting, inspect wait, "
+                      "manageable, available) states or in maintenance mode.");
+    }
+    KILN_TRY_VOID(tx.allocations().remove(allocation->id()));
+    node.setNull(kNodeAllocationUuid);
   }
   return {};
 }
@@ -376,7 +388,7 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
     const bool removeInstanceOnly = patch.ops.size() == 1 && patch.ops[0].op == "remove" &&
                                     patch.ops[0].path == "/instance_uuid";
     if (!(removeInstanceOnly && before.flag(kNodeMaintenance))) {
-      if (!before[kNodeTargetProvisionState].isNull() && !updateAllowedInTransition(provState)) {
+      if (!before[kNodeTargetProvisionState].isNull() && !state::updateAllowedInTransition(provState)) {
         return conflict("Node " + ident + " can not be updated while a state transition is in progress.");
       }
       if (ctx.atLeast(39) && provState == state::kInspecting) {
@@ -392,7 +404,7 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
     }
     const bool driverChanged = node.str(kNodeDriver) != before.str(kNodeDriver);
     if (driverChanged || interfacesChanged) {
-      const bool allowed = driverChangeAllowed(provState) ||
+      const bool allowed = state::driverChangeAllowed(provState) ||
                            (!driverChanged && before.flag(kNodeMaintenance));
       if (!allowed) {
         return conflict("Node " + before.uuid() + " cannot change its driver or hardware "
@@ -407,7 +419,7 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
       KILN_TRY_VOID(resolveInterfaces(node, &before, resetInterfaces, &patch));
     }
     if (node[kNodeResourceClass] != before[kNodeResourceClass] && !before[kNodeResourceClass].isNull() &&
-        !driverChangeAllowed(provState)) {
+        !state::driverChangeAllowed(provState)) {
       return conflict("Node " + before.uuid() + " can not have resource_class updated unless it "
                       "is in one of allowed (enroll, inspecting, inspect wait, manageable, "
                       "available) states.");
@@ -417,6 +429,7 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
       return conflict("Node " + before.uuid() + " is associated with instance " +
                       before.str(kNodeInstanceUuid) + ".");
     }
+    KILN_TRY_VOID(applyAllocationRules(tx, before, node));
     // Protected and retired carry reasons only while set.
     if (patchTouches(patch, "protected_reason") && !node.flag(kNodeProtected) &&
         !node[kNodeProtectedReason].isNull()) {
@@ -470,6 +483,8 @@ Result<ApiResponse> NodeHandlers::remove(RequestContext& ctx) {
       return conflict("Node " + node.uuid() + " is locked by host " + node.str(kNodeReservation) +
                       ", please retry after the current operation is completed.");
     }
+    // The node's allocations go with it (Ironic orphans nothing either).
+    KILN_TRY(tx.allocations().removeWhere(kAllocNodeUuid, Value::text(node.uuid())));
     KILN_TRY(tx.ports().removeWhere(kPortNodeUuid, Value::text(node.uuid())));
     KILN_TRY(tx.portgroups().removeWhere(kPgNodeUuid, Value::text(node.uuid())));
     KILN_TRY_VOID(tx.traits().clear(node.id()));

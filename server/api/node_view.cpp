@@ -62,9 +62,6 @@ void renderNode(JsonWriter& w, const NodeViewContext& view, const Record& node,
       case kNodeConductor:
         out.string(view.conductor);
         return true;
-      case kNodeAllocationUuid:
-        out.null();
-        return true;
       case kNodeLinks: writeLinks(out, base, path); return true;
       case kNodePorts: writeLinks(out, base, path, "/ports"); return true;
       case kNodeStates: writeLinks(out, base, path, "/states"); return true;

@@ -143,6 +143,7 @@ Conductor::~Conductor() { stop(); }
 Result<void> Conductor::start(bool periodicThread) {
   recoverInterruptedNodes();
   pool_ = std::make_unique<WorkerPool>(deps_.config.workersPoolSize);
+  recoverAllocations();
   if (periodicThread && deps_.config.periodicInterval > 0) {
     periodic_ = std::thread([this] { periodicLoop(); });
   }
@@ -956,9 +957,14 @@ Result<Conductor::Next> Conductor::doDeleting(TaskContext& task) {
   clearFlow(task.internalInfo, StepKind::Clean);
   task.node.setText(kNodeCleanStep, "{}");
   transition(task, "done");  // deleting -> cleaning (automated cleaning, if enabled)
+  // The instance's allocation ends with it, as in Ironic, in the same transaction.
+  task.node.setNull(kNodeAllocationUuid);
   FieldMask extra;
-  extra.set(kNodeInstanceInfo).set(kNodeInstanceUuid);
-  KILN_TRY_VOID(saveInNewTransaction(task, extra));
+  extra.set(kNodeInstanceInfo).set(kNodeInstanceUuid).set(kNodeAllocationUuid);
+  auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+  KILN_TRY(tx->allocations().removeWhere(kAllocNodeUuid, Value::text(task.uuid())));
+  KILN_TRY_VOID(saveTask(*tx, task, extra));
+  KILN_TRY_VOID(tx->commit());
   return Next::Continue;
 }
 

@@ -108,6 +108,13 @@ class Conductor {
   Result<void> validateTemplates(Transaction& tx, const Record& node,
                                  const std::vector<std::string>& traits);
 
+  /// Queues the scheduling of an allocation in state "allocating": a worker binds a free,
+  /// suitable node to it (server/conductor/allocations.h), trying again [conductor]
+  /// node_locked_retry_attempts times, node_locked_retry_interval seconds apart, while
+  /// operations hold every suitable node; otherwise the allocation goes to "error" with a
+  /// last_error saying why. An allocation deleted meanwhile is left alone.
+  void allocate(const std::string& allocationUuid);
+
   /// One pass of the periodic work at the clock's current time: finished wait steps, callback
   /// timeouts, and (when due) the power-state sync.
   void runPeriodicTasks();
@@ -161,6 +168,11 @@ class Conductor {
   Result<void> saveInNewTransaction(TaskContext& task, const FieldMask& extra = {});
   void transition(TaskContext& task, std::string_view event);
   void recoverInterruptedNodes();
+  /// Queues every allocation a stopped server left in "allocating" (conductor_allocations.cpp).
+  void recoverAllocations();
+  void runAllocation(const std::string& uuid);
+  /// Puts an allocation in "error" with `message` (unless it is gone or no longer allocating).
+  void failAllocation(const std::string& uuid, const std::string& message);
   void checkWaitingNodes();
   void syncPowerStates();
   /// One node of syncPowerStates(); false stops the sync (the database is unavailable).

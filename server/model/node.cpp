@@ -75,7 +75,7 @@ constexpr FieldSpec kNodeFields[] = {
     {"updated_at", FT::Time, 1, N | S},
     {"traits", FT::Array, 37, X},
     {"conductor", FT::String, 49, X | N},
-    {"allocation_uuid", FT::String, 52, X | N},
+    {"allocation_uuid", FT::String, 52, N, 36},  // a column, set with the allocation
     {"links", FT::Array, 1, X | L},
     {"ports", FT::Array, 1, X | NS},
     {"states", FT::Array, 14, X | NS},
@@ -90,17 +90,22 @@ const Schema kNodeSchema{"Node", "nodes", kNodeFields};
 
 const Schema& nodeSchema() { return kNodeSchema; }
 
+bool isValidLogicalName(std::string_view name) {
+  if (name.empty() || name.size() > 255) return false;
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '~' ||
+          c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
 Result<void> validateNodeName(std::string_view name) {
   // Ironic's reserved words: path segments directly under /v1/nodes/.
   static constexpr std::string_view kReserved[] = {"maintenance", "management", "states",
                                                    "vendor_passthru", "detail", "validate"};
-  bool ok = !name.empty() && name.size() <= 255 && !isUuidLike(name);
-  for (char c : name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '~' ||
-          c == '-')) {
-      ok = false;
-    }
-  }
+  const bool ok = isValidLogicalName(name) && !isUuidLike(name);
   for (auto r : kReserved) {
     if (name == r) {
       return invalid("The word \"" + std::string(name) +

@@ -71,7 +71,7 @@ enum NodeField : size_t {
   kNodeSecureBoot,
   kNodeCreatedAt,
   kNodeUpdatedAt,
-  // Computed (not columns of the nodes table).
+  // Computed (not columns of the nodes table), but for allocation_uuid.
   kNodeTraits,
   kNodeConductor,
   kNodeAllocationUuid,
@@ -89,6 +89,9 @@ const Schema& nodeSchema();
 inline NodeField nodeInterfaceField(InterfaceType type) {
   return static_cast<NodeField>(kNodeBiosInterface + static_cast<size_t>(type));
 }
+
+/// Ironic's is_valid_logical_name: 1-255 characters of [A-Za-z0-9._~-] (RFC 3986 unreserved).
+bool isValidLogicalName(std::string_view name);
 
 /// Ironic's logical-name rule (>= 1.10): 1-255 of [A-Za-z0-9._~-], not UUID-shaped, and not
 /// a word the API uses as a path segment. InvalidArgument otherwise.

@@ -49,6 +49,23 @@ inline bool isValid(std::string_view s) {
   return false;
 }
 
+/// Ironic's UPDATE_ALLOWED_STATES: states with a target_provision_state in which a node's
+/// fields may still be changed (a PATCH, removing an allocation).
+inline bool updateAllowedInTransition(std::string_view s) {
+  for (auto x : {kDeployFailed, kInspecting, kInspectFailed, kInspectWait, kCleanFailed, kError,
+                 kVerifying, kAdoptFailed, kRescueFailed, kUnrescueFailed}) {
+    if (x == s) return true;
+  }
+  return false;
+}
+
+/// States in which the driver, the interfaces and the resource class may change, and an
+/// allocation's instance may be removed by PATCH (Ironic's update_node allowed states).
+inline bool driverChangeAllowed(std::string_view s) {
+  return s == kEnroll || s == kInspecting || s == kInspectWait || s == kManageable ||
+         s == kAvailable;
+}
+
 inline constexpr std::string_view kPowerOn = "power on";
 inline constexpr std::string_view kPowerOff = "power off";
 

@@ -67,10 +67,31 @@ constexpr FieldSpec kDeployTemplateFields[] = {
     {"links", FT::Array, 55, X | L},
 };
 
+// Allocations (docs/ironic-api-1.79-1.115.md, "G1"). The list shows every field. node_uuid is
+// set by the scheduler (or by a backfill's "node"), never by the client directly.
+constexpr FieldSpec kAllocationFields[] = {
+    {"id", FT::Int, 52, I | S},
+    {"uuid", FT::String, 52, C | S | L, 36},
+    {"name", FT::String, 52, N | C | P | S | L, 255},
+    {"node_uuid", FT::String, 52, N | S | L, 36},
+    {"state", FT::String, 52, S | L},
+    {"last_error", FT::String, 52, N | S | L},
+    {"resource_class", FT::String, 52, N | C | S | L, 80},
+    {"traits", FT::Array, 52, C | L},
+    {"candidate_nodes", FT::Array, 52, C | L},
+    {"extra", FT::Object, 52, C | P | L},
+    {"owner", FT::String, 60, N | C | S | L, 255},
+    {"created_at", FT::Time, 52, N | S | L},
+    {"updated_at", FT::Time, 52, N | S | L},
+    {"links", FT::Array, 52, X | L},
+};
+static_assert(std::size(kAllocationFields) == kAllocLinks + 1);
+
 const Schema kPortSchema{"Port", "ports", kPortFields};
 const Schema kPortgroupSchema{"Portgroup", "portgroups", kPortgroupFields};
 const Schema kChassisSchema{"Chassis", "chassis", kChassisFields};
 const Schema kDeployTemplateSchema{"Deploy template", "deploy_templates", kDeployTemplateFields};
+const Schema kAllocationSchema{"Allocation", "allocations", kAllocationFields};
 
 }  // namespace
 
@@ -81,6 +102,7 @@ const Schema& schemaOf(Resource resource) {
     case Resource::Portgroup: return kPortgroupSchema;
     case Resource::Chassis: return kChassisSchema;
     case Resource::DeployTemplate: return kDeployTemplateSchema;
+    case Resource::Allocation: return kAllocationSchema;
   }
   return nodeSchema();
 }

@@ -7,7 +7,10 @@
 
 namespace kiln::server {
 
-enum class Resource { Node, Port, Portgroup, Chassis, DeployTemplate };
+enum class Resource { Node, Port, Portgroup, Chassis, DeployTemplate, Allocation };
+
+/// How many kinds of Resource there are.
+inline constexpr size_t kResourceCount = 6;
 
 /// The schema of a resource (defined next to each resource's model code).
 const Schema& schemaOf(Resource resource);
@@ -35,6 +38,13 @@ enum ChassisField : size_t {
 
 enum DeployTemplateField : size_t {
   kDtId, kDtUuid, kDtName, kDtSteps, kDtExtra, kDtCreatedAt, kDtUpdatedAt, kDtLinks
+};
+
+/// Allocations (scheduler requests, API 1.52; server/model/allocation.h).
+enum AllocationField : size_t {
+  kAllocId, kAllocUuid, kAllocName, kAllocNodeUuid, kAllocState, kAllocLastError,
+  kAllocResourceClass, kAllocTraits, kAllocCandidateNodes, kAllocExtra, kAllocOwner,
+  kAllocCreatedAt, kAllocUpdatedAt, kAllocLinks
 };
 
 }  // namespace kiln::server

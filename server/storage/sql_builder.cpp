@@ -35,6 +35,11 @@ void appendWhere(const Schema& schema, const std::vector<ListFilter>& filters,
         sql += col + " = ?";
         binds.push_back(f.value);
         break;
+      case ListFilter::Op::EitherEquals:
+        sql += "(" + col + " = ? OR " + std::string(schema[f.field2].name) + " = ?)";
+        binds.push_back(f.value);
+        binds.push_back(f.value);
+        break;
       case ListFilter::Op::IsNull: sql += col + " IS NULL"; break;
       case ListFilter::Op::IsNotNull: sql += col + " IS NOT NULL"; break;
       case ListFilter::Op::Contains:

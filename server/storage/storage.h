@@ -35,11 +35,13 @@ struct ListFilter {
     NotTraitsAll,  ///< node lacks at least one trait in `values`   (nodes only)
     NotTraitsAny,  ///< node has none of the traits in `values`     (nodes only)
     In,            ///< field is one of `values` (text fields)
+    EitherEquals,  ///< field = value OR field2 = value
   };
   Op op = Op::Equals;
   int field = 0;
   Value value;
   std::vector<std::string> values;
+  int field2 = 0;  ///< the second field of EitherEquals
 };
 
 /// A keyset-paginated list request. Results are ordered by (sort field, id) in `descending`
@@ -129,6 +131,7 @@ class Transaction {
   RecordStore& portgroups() { return records(Resource::Portgroup); }
   RecordStore& chassis() { return records(Resource::Chassis); }
   RecordStore& deployTemplates() { return records(Resource::DeployTemplate); }
+  RecordStore& allocations() { return records(Resource::Allocation); }
   virtual TraitStore& traits() = 0;
   /// Makes the writes durable. After commit() the transaction must not be used again.
   virtual Result<void> commit() = 0;

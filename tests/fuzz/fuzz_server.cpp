@@ -64,7 +64,8 @@ std::string lowercase(std::string_view text) {
 /// Every resource, parents first.
 constexpr server::Resource kResources[] = {server::Resource::Chassis, server::Resource::Node,
                                            server::Resource::Portgroup, server::Resource::Port,
-                                           server::Resource::DeployTemplate};
+                                           server::Resource::DeployTemplate,
+                                           server::Resource::Allocation};
 
 }  // namespace
 

@@ -48,10 +48,11 @@ SchemaSql buildSchemaSql(const Schema& schema) {
 }
 
 const SchemaSql& schemaSql(Resource resource) {
-  static const std::array<SchemaSql, 5> all = {
+  static const std::array<SchemaSql, kResourceCount> all = {
       buildSchemaSql(schemaOf(Resource::Node)), buildSchemaSql(schemaOf(Resource::Port)),
       buildSchemaSql(schemaOf(Resource::Portgroup)), buildSchemaSql(schemaOf(Resource::Chassis)),
-      buildSchemaSql(schemaOf(Resource::DeployTemplate))};
+      buildSchemaSql(schemaOf(Resource::DeployTemplate)),
+      buildSchemaSql(schemaOf(Resource::Allocation))};
   return all[static_cast<size_t>(resource)];
 }
 
@@ -244,7 +245,8 @@ class SqliteTransaction final : public Transaction {
                 SqliteRecordStore(*conn_, Resource::Port),
                 SqliteRecordStore(*conn_, Resource::Portgroup),
                 SqliteRecordStore(*conn_, Resource::Chassis),
-                SqliteRecordStore(*conn_, Resource::DeployTemplate)},
+                SqliteRecordStore(*conn_, Resource::DeployTemplate),
+                SqliteRecordStore(*conn_, Resource::Allocation)},
         traits_(*conn_) {}
 
   ~SqliteTransaction() override {
@@ -279,7 +281,7 @@ class SqliteTransaction final : public Transaction {
   std::unique_ptr<Connection> conn_;
   std::unique_lock<std::mutex> memoryLock_;
   std::unique_lock<std::mutex> writeLock_;
-  std::array<SqliteRecordStore, 5> stores_;
+  std::array<SqliteRecordStore, kResourceCount> stores_;
   SqliteTraitStore traits_;
   bool done_ = false;
 };
