@@ -8,6 +8,7 @@
 #include "server/api/catalog_handlers.h"
 #include "server/api/deploy_template_handlers.h"
 #include "server/api/errors.h"
+#include "server/api/event_handlers.h"
 #include "server/api/node_handlers.h"
 #include "server/api/port_handlers.h"
 #include "server/api/version.h"
@@ -57,6 +58,7 @@ ApiService::ApiService(ApiDeps deps)
       catalog_(std::make_unique<CatalogHandlers>(deps_)),
       templates_(std::make_unique<DeployTemplateHandlers>(deps_)),
       allocations_(std::make_unique<AllocationHandlers>(deps_)),
+      events_(std::make_unique<EventHandlers>(deps_)),
       agent_(std::make_unique<AgentHandlers>(deps_)),
       boot_(std::make_unique<BootHandlers>(deps_)) {
   buildRoutes();
@@ -215,6 +217,10 @@ void ApiService::buildRoutes() {
                  bind(al, &AllocationHandlers::removeForNode), 52, 404, msg, false,
                  "baremetal:allocation:delete"});
   }
+
+  // External events (1.54): below it any method is 404, as Ironic's _lookup answers.
+  router_.add({"POST", "/v1/events", bind(events_.get(), &EventHandlers::post), 54, 404, "",
+               false, "baremetal:events:post"});
 
   // Deploy templates, under Ironic's path and the spec's spelling.
   for (std::string base : {"/v1/deploy_templates", "/v1/deploy-templates"}) {

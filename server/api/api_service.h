@@ -39,6 +39,7 @@ class PortHandlers;
 class CatalogHandlers;
 class DeployTemplateHandlers;
 class AllocationHandlers;
+class EventHandlers;
 class AgentHandlers;
 class BootHandlers;
 
@@ -61,6 +62,7 @@ class ApiService {
   std::unique_ptr<CatalogHandlers> catalog_;
   std::unique_ptr<DeployTemplateHandlers> templates_;
   std::unique_ptr<AllocationHandlers> allocations_;
+  std::unique_ptr<EventHandlers> events_;
   std::unique_ptr<AgentHandlers> agent_;
   std::unique_ptr<BootHandlers> boot_;
 };

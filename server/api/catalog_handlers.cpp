@@ -156,6 +156,10 @@ Result<ApiResponse> CatalogHandlers::v1(RequestContext& ctx) {
     w.key("allocations");
     writeCollectionLinks(w, base, "allocations");
   }
+  if (ctx.atLeast(54)) {
+    w.key("events");
+    writeCollectionLinks(w, base, "events");
+  }
   if (ctx.atLeast(55)) {
     w.key("deploy_templates");
     writeCollectionLinks(w, base, "deploy_templates");

@@ -105,8 +105,19 @@ Result<ApiResponse> NodeHandlers::setProvisionState(RequestContext& ctx) {
     }
     req.configdrive = cd;
   }
-  if (body.contains("rescue_password")) {
-    return invalid("Kiln does not implement rescue; \"rescue_password\" is not accepted.");
+  if (body.contains("rescue_password") && !body["rescue_password"].is_null()) {
+    if (event != "rescue") {
+      return invalid("\"rescue_password\" is only valid when setting target provision state to rescue");
+    }
+    if (!body["rescue_password"].is_string()) {
+      return invalid("Expected a string for rescue_password");
+    }
+    req.rescuePassword = body["rescue_password"].get<std::string>();
+  }
+  if (event == "rescue" && (!req.rescuePassword ||
+                            req.rescuePassword->find_first_not_of(" \t\r\n") == std::string::npos)) {
+    return invalid("A non-empty \"rescue_password\" is required when setting target provision "
+                   "state to rescue");
   }
   if (body.contains("disable_ramdisk")) {
     KILN_TRY_VOID(requireVersion(ctx, 70));

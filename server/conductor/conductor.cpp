@@ -17,7 +17,8 @@ namespace detail {
 
 bool isWorkingState(std::string_view s) {
   return s == state::kVerifying || s == state::kCleaning || s == state::kDeploying ||
-         s == state::kDeleting || s == state::kInspecting || s == state::kAdopting;
+         s == state::kDeleting || s == state::kInspecting || s == state::kAdopting ||
+         s == state::kRescuing || s == state::kUnrescuing;
 }
 
 bool isWaitState(std::string_view s) {
@@ -315,6 +316,30 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
     if (event == "clean") {
       if (auto reason = driver->power->validate(task)) {
         return invalid("Failed to validate power for node " + uuid + ": " + *reason);
+      }
+    }
+    if (event == "rescue" || event == "unrescue") {
+      // Ironic's do_node_rescue / do_node_unrescue checks, synchronously.
+      const bool rescue = event == "rescue";
+      if (node.flag(kNodeMaintenance)) {
+        return invalid(std::string("The ") + (rescue ? "rescuing" : "unrescuing") +
+                       " operation can't be performed on node " + uuid +
+                       " because it's in maintenance mode.");
+      }
+      auto failure = [&](const std::string& why) {
+        return invalid(std::string("Failed to ") + (rescue ? "rescue" : "unrescue") +
+                       " instance " + node.str(kNodeInstanceUuid) + " for node " + uuid +
+                       ": Validation failed: " + why);
+      };
+      if (auto reason = driver->power->validate(task)) return failure(*reason);
+      if (rescue) {
+        HardwareInterface* impl = driver->get(InterfaceType::Rescue);
+        if (!impl || impl->isNoop() || !dynamic_cast<RescueInterface*>(impl)) {
+          return failure("Driver " + node.str(kNodeDriver) +
+                         " does not support rescue (disabled or not implemented).");
+        }
+        if (auto reason = impl->validate(task)) return failure(*reason);
+        task.instanceInfo["rescue_password"] = *request.rescuePassword;
       }
     }
 
@@ -631,6 +656,8 @@ Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid) {
   if (s == state::kDeleting) return doDeleting(task);
   if (s == state::kInspecting) return doInspecting(task);
   if (s == state::kAdopting) return doAdopting(task);
+  if (s == state::kRescuing) return doRescuing(task);
+  if (s == state::kUnrescuing) return doUnrescuing(task);
   task.node.setNull(kNodeReservation);
   KILN_TRY_VOID(saveInNewTransaction(task));
   return Next::Stop;
@@ -678,7 +705,8 @@ void Conductor::failUnfinished(const std::string& uuid, const std::string& messa
   }
 }
 
-Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string& message) {
+Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string& message,
+                                            const FieldMask& extra) {
   const std::string from = task.node.str(kNodeProvisionState);
   task.log.error("provisioning failed", {{"state", from}, {"error", message}});
   if (from == state::kCleaning || from == state::kCleanWait) {
@@ -695,7 +723,7 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
   // Nothing is waiting for the agent any more: it stops being handed the failed command.
   task.internalInfo.erase(agent::kCommand);
   task.internalInfo.erase(agent::kWaiting);
-  KILN_TRY_VOID(saveInNewTransaction(task));
+  KILN_TRY_VOID(saveInNewTransaction(task, extra));
   return Next::Stop;
 }
 
@@ -1178,6 +1206,8 @@ void Conductor::recoverInterruptedNodes() {
       else if (s == state::kDeleting) msg += "Undeploy again.";
       else if (s == state::kVerifying) msg += "Use \"manage\" again.";
       else if (s == state::kInspecting) msg += "Inspect again or use \"manage\".";
+      else if (s == state::kRescuing) msg += "Rescue again, unrescue or undeploy.";
+      else if (s == state::kUnrescuing) msg += "Unrescue again, rescue or undeploy.";
       else msg += "Adopt again or use \"manage\".";
       transition(*task, "fail");
       node.setText(kNodeLastError, msg);

@@ -41,6 +41,7 @@ struct ProvisionRequest {
   std::optional<nlohmann::json> cleanSteps;   ///< for "clean"
   std::optional<nlohmann::json> deploySteps;  ///< for active/deploy/rebuild (1.69)
   std::optional<nlohmann::json> configdrive;  ///< for active/deploy/rebuild
+  std::optional<std::string> rescuePassword;  ///< for rescue (non-empty)
 };
 
 /// GET /v1/nodes/{id}/cleaning/steps (manual cleaning spec).
@@ -139,6 +140,9 @@ class Conductor {
   Result<Next> doDeleting(TaskContext& task);
   Result<Next> doInspecting(TaskContext& task);
   Result<Next> doAdopting(TaskContext& task);
+  /// The rescue and unrescue flows (conductor_rescue.cpp).
+  Result<Next> doRescuing(TaskContext& task);
+  Result<Next> doUnrescuing(TaskContext& task);
   /// Runs the next step of the node's clean or deploy plan.
   Result<Next> runNextStep(TaskContext& task, StepKind kind);
   Result<StepResult> executeStep(TaskContext& task, const PlannedStep& step, StepKind kind);
@@ -151,8 +155,9 @@ class Conductor {
   /// Marks a parked node as resumed under this conductor's reservation (same transaction).
   void markResumed(TaskContext& task, bool stepFinished);
   Result<Next> finishCleaning(TaskContext& task);
-  /// Moves the node to its failure state with last_error, releases it.
-  Result<Next> failFlow(TaskContext& task, const std::string& message);
+  /// Moves the node to its failure state with last_error, releases it; `extra` names node
+  /// fields the flow changed besides the conductor's own (saveTask).
+  Result<Next> failFlow(TaskContext& task, const std::string& message, const FieldMask& extra = {});
   /// Queues a job on the node for the worker pool; if it throws, failUnfinished fails the node.
   void submit(const std::string& uuid, std::function<void()> job);
   /// Fails an action a worker could not finish (an error or an exception escaped it): the

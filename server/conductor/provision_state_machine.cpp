@@ -60,6 +60,28 @@ constexpr StateTransition kTransitions[] = {
     {kAdopting, "fail", kAdoptFailed},
     {kAdoptFailed, "adopt", kAdopting},
     {kAdoptFailed, "manage", kManageable},
+
+    // Rescue (1.38). "rescue wait" is Ironic's state for a rescue interface that waits for an
+    // agent; Kiln's rescue implementations finish at once, so nothing enters it yet.
+    {kActive, "rescue", kRescuing},
+    {kRescuing, "done", kRescue},
+    {kRescuing, "wait", kRescueWait},
+    {kRescuing, "fail", kRescueFailed},
+    {kRescueWait, "resume", kRescuing},
+    {kRescueWait, "fail", kRescueFailed},
+    {kRescueWait, "abort", kRescueFailed},
+    {kRescueWait, "deleted", kDeleting},
+    {kRescue, "rescue", kRescuing},
+    {kRescue, "unrescue", kUnrescuing},
+    {kRescue, "deleted", kDeleting},
+    {kRescueFailed, "rescue", kRescuing},
+    {kRescueFailed, "unrescue", kUnrescuing},
+    {kRescueFailed, "deleted", kDeleting},
+    {kUnrescuing, "done", kActive},
+    {kUnrescuing, "fail", kUnrescueFailed},
+    {kUnrescueFailed, "rescue", kRescuing},
+    {kUnrescueFailed, "unrescue", kUnrescuing},
+    {kUnrescueFailed, "deleted", kDeleting},
 };
 
 }  // namespace
@@ -83,7 +105,10 @@ std::optional<std::string_view> verbTarget(std::string_view verb) {
   const auto event = verbToEvent(verb);
   if (event == "manage" || event == "clean" || event == "inspect") return kManageable;
   if (event == "provide" || event == "deleted") return kAvailable;
-  if (event == "deploy" || event == "rebuild" || event == "adopt") return kActive;
+  if (event == "deploy" || event == "rebuild" || event == "adopt" || event == "unrescue") {
+    return kActive;
+  }
+  if (event == "rescue") return kRescue;
   return std::nullopt;
 }
 
@@ -94,6 +119,7 @@ std::optional<int> verbSince(std::string_view verb) {
   if (verb == "abort") return 13;
   if (verb == "clean") return 15;
   if (verb == "adopt") return 17;
+  if (verb == "rescue" || verb == "unrescue") return 38;
   if (verb == "deploy" || verb == "undeploy") return 73;
   return std::nullopt;
 }

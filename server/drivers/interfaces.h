@@ -182,7 +182,19 @@ class InspectInterface : public HardwareInterface {
   virtual Result<StepResult> inspectHardware(TaskContext& task) = 0;
 };
 
-/// Any other interface type (bios, console, network, raid, rescue, storage, vendor): steps and
+/// Rescue (the rescue and unrescue verbs, 1.38): a rescue environment on a deployed node, whose
+/// password is in instance_info.rescue_password, and the way back to the instance.
+class RescueInterface : public HardwareInterface {
+ public:
+  InterfaceType type() const override { return InterfaceType::Rescue; }
+  /// Starts the rescue environment: Done, or Wait when an agent must report first. Errors fail
+  /// the node into "rescue failed" with the message as last_error.
+  virtual Result<StepResult> rescue(TaskContext& task) = 0;
+  /// Ends the rescue environment and boots the instance again. Errors: "unrescue failed".
+  virtual Result<void> unrescue(TaskContext& task) = 0;
+};
+
+/// Any other interface type (bios, console, network, raid, storage, vendor): steps and
 /// validation only.
 class GenericInterface : public HardwareInterface {
  public:

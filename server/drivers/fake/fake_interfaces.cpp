@@ -104,6 +104,14 @@ class FakeInspect final : public InspectInterface {
   Result<StepResult> inspectHardware(TaskContext&) override { return StepResult::Done; }
 };
 
+/// Rescue without a rescue environment (Ironic's fake rescue): both directions finish at once.
+class FakeRescue final : public RescueInterface {
+ public:
+  std::string_view name() const override { return "fake"; }
+  Result<StepResult> rescue(TaskContext&) override { return StepResult::Done; }
+  Result<void> unrescue(TaskContext&) override { return {}; }
+};
+
 }  // namespace
 
 std::vector<StepDefinition> coreDeploySteps() {
@@ -201,8 +209,8 @@ std::vector<std::unique_ptr<HardwareInterface>> makeFakeInterfaces() {
   out.push_back(std::make_unique<FakeInspect>());
   out.push_back(std::make_unique<GenericInterface>(InterfaceType::Raid, "fake", false, raidSteps(true)));
   out.push_back(std::make_unique<GenericInterface>(InterfaceType::Bios, "fake", false, biosSteps()));
-  for (auto t : {InterfaceType::Console, InterfaceType::Rescue, InterfaceType::Storage,
-                 InterfaceType::Vendor}) {
+  out.push_back(std::make_unique<FakeRescue>());
+  for (auto t : {InterfaceType::Console, InterfaceType::Storage, InterfaceType::Vendor}) {
     out.push_back(std::make_unique<GenericInterface>(t, "fake", false));
   }
   return out;

@@ -74,7 +74,8 @@ TEST_CASE("every state in the table is a known provision state and every working
     froms.insert(std::string(t.from));
   }
   for (auto s : {"verifying", "cleaning", "deploying", "deleting", "inspecting", "adopting",
-                 "clean wait", "wait call-back", "inspect wait"}) {
+                 "clean wait", "wait call-back", "inspect wait", "rescuing", "rescue wait",
+                 "unrescuing"}) {
     INFO(s);
     CHECK(nextProvisionState(s, "fail"));
   }
@@ -85,7 +86,11 @@ TEST_CASE("verbs have Ironic's minimum microversions and targets", "[server][con
   CHECK(verbSince("clean") == 15);
   CHECK(verbSince("deploy") == 73);
   CHECK(verbSince("active") == 1);
-  CHECK_FALSE(verbSince("rescue"));
+  CHECK(verbSince("rescue") == 38);
+  CHECK(verbSince("unrescue") == 38);
+  CHECK_FALSE(verbSince("service"));
+  CHECK(verbTarget("rescue") == "rescue");
+  CHECK(verbTarget("unrescue") == "active");
   CHECK(verbTarget("provide") == "available");
   CHECK(verbTarget("clean") == "manageable");
   CHECK(verbTarget("undeploy") == "available");
