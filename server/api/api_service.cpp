@@ -138,15 +138,22 @@ void ApiService::buildRoutes() {
   add("GET", "/v1/nodes/{node}/management/boot_device/supported",
       bind(n, &NodeHandlers::supportedBootDevices));
   add("GET", "/v1/nodes/{node}/cleaning/steps", bind(n, &NodeHandlers::cleaningSteps), 15);
-  add("GET", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::listTraits), 37);
-  add("PUT", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::setTraits), 37,
-      "baremetal:node:traits:set");
-  add("DELETE", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::clearTraits), 37,
-      "baremetal:node:traits:delete");
-  add("PUT", "/v1/nodes/{node}/traits/{trait}", bind(n, &NodeHandlers::addTrait), 37,
-      "baremetal:node:traits:set");
-  add("DELETE", "/v1/nodes/{node}/traits/{trait}", bind(n, &NodeHandlers::removeTrait), 37,
-      "baremetal:node:traits:delete");
+  // Node traits (1.37). Below 1.37 Ironic's node controller answers these paths itself: a GET
+  // looks the node up and then refuses "traits" as a field (406, so listTraits checks the
+  // version), a PUT has no handler there (405) and a DELETE refuses the extra segments (404).
+  add("GET", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::listTraits));
+  {
+    const std::string put405 = "The method PUT is not allowed for this resource.";
+    const std::string delete404 = "Resource could not be found.";
+    router_.add({"PUT", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::setTraits), 37, 405,
+                 put405, false, "baremetal:node:traits:set"});
+    router_.add({"DELETE", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::clearTraits), 37, 404,
+                 delete404, false, "baremetal:node:traits:delete"});
+    router_.add({"PUT", "/v1/nodes/{node}/traits/{trait}", bind(n, &NodeHandlers::addTrait), 37,
+                 405, put405, false, "baremetal:node:traits:set"});
+    router_.add({"DELETE", "/v1/nodes/{node}/traits/{trait}", bind(n, &NodeHandlers::removeTrait),
+                 37, 404, delete404, false, "baremetal:node:traits:delete"});
+  }
   add("GET", "/v1/nodes/{node}/ports", bind(p, &PortHandlers::listForNode));
   add("GET", "/v1/nodes/{node}/ports/detail", bind(p, &PortHandlers::listDetailForNode));
   add("GET", "/v1/nodes/{node}/portgroups", bind(p, &PortHandlers::listPortgroupsForNode), 24);

@@ -1,5 +1,6 @@
 // The node traits sub-resource (node traits spec, Ironic >= 1.37):
 //   GET/PUT/DELETE /v1/nodes/{node}/traits, PUT/DELETE /v1/nodes/{node}/traits/{trait}.
+// What older versions get is decided in the route table (api_service.cpp) and in listTraits.
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -21,11 +22,22 @@ bool hasBody(const RequestContext& ctx) {
   return ctx.request.body.find_first_not_of(" \t\r\n") != std::string::npos;
 }
 
+/// Whether PUT .../traits/{trait} carries a body. As in Ironic, a body that parses to `{}` or
+/// `null` holds nothing and counts as none (some clients send `{}` with every PUT).
+Result<bool> carriesBody(const RequestContext& ctx) {
+  if (!hasBody(ctx)) return false;
+  const Json body = KILN_TRY(parseJsonBody(ctx));
+  return !(body.is_null() || (body.is_object() && body.empty()));
+}
+
 }  // namespace
 
 Result<ApiResponse> NodeHandlers::listTraits(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
     Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    // Below 1.37 Ironic reads the path as GET /v1/nodes/{node}?fields=traits: the node must
+    // exist, then the field is too new (see the route table).
+    if (!ctx.atLeast(37)) return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
     auto traits = KILN_TRY(tx.traits().get(node.id()));
     JsonWriter w;
     w.beginObject();
@@ -69,7 +81,7 @@ Result<ApiResponse> NodeHandlers::setTraits(RequestContext& ctx) {
 }
 
 Result<ApiResponse> NodeHandlers::addTrait(RequestContext& ctx) {
-  if (hasBody(ctx)) return invalid(kPutUsage);
+  if (KILN_TRY(carriesBody(ctx))) return invalid(kPutUsage);
   const std::string& trait = ctx.param(1);
   KILN_TRY_VOID(validateTrait(trait));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {

@@ -91,3 +91,54 @@ TEST_CASE("the node traits spec's list filters select nodes", "[server][api][tra
   api.version = "1.36";
   CHECK(api.get("/v1/nodes?traits=CUSTOM_RED").status == 406);
 }
+
+TEST_CASE("node traits routes answer as Ironic's node controller when the version is below 1.37",
+          "[server][api][traits]") {
+  TestApi api;
+  api.createNode({{"name", "old"}});
+  REQUIRE(api.put("/v1/nodes/old/traits", {{"traits", {"CUSTOM_KEEP"}}}).status == 204);
+  api.version = "1.36";
+  // GET reads "traits" as a field of the node: the node is looked up first, then 406.
+  auto get = api.get("/v1/nodes/old/traits");
+  CHECK(get.status == 406);
+  CHECK(get.fault() == "Request not acceptable.");
+  CHECK(api.get("/v1/nodes/missing/traits").status == 404);
+  // PUT has no handler on the node controller: 405.
+  for (const auto& r : {api.put("/v1/nodes/old/traits", {{"traits", {"CUSTOM_NEW"}}}),
+                        api.putRaw("/v1/nodes/old/traits/CUSTOM_NEW"),
+                        api.putRaw("/v1/nodes/old/traits/CUSTOM_NEW", "{}")}) {
+    CHECK(r.status == 405);
+    CHECK(r.fault() == "The method PUT is not allowed for this resource.");
+  }
+  // DELETE refuses the extra path segments: 404.
+  for (const auto& r :
+       {api.del("/v1/nodes/old/traits"), api.del("/v1/nodes/old/traits/CUSTOM_KEEP")}) {
+    CHECK(r.status == 404);
+    CHECK(r.fault() == "Resource could not be found.");
+  }
+  api.version = "1.37";
+  CHECK(api.get("/v1/nodes/old/traits").json()["traits"] == Json{"CUSTOM_KEEP"});
+}
+
+TEST_CASE("a single trait is added when the PUT body is empty, {} or null",
+          "[server][api][traits]") {
+  TestApi api;
+  api.createNode({{"name", "body"}});
+  for (const std::string body : {"", "{}", " { } ", "null"}) {
+    INFO("body: " << body);
+    REQUIRE(api.del("/v1/nodes/body/traits").status == 204);
+    auto r = api.putRaw("/v1/nodes/body/traits/CUSTOM_A", body);
+    CHECK(r.status == 204);
+    CHECK(r.body.empty());
+    CHECK_THAT(r.header("Location"), Catch::EndsWith("/traits/CUSTOM_A"));
+    CHECK(api.get("/v1/nodes/body/traits").json()["traits"] == Json{"CUSTOM_A"});
+  }
+  // A body that carries something is still refused, and changes nothing.
+  for (const std::string body :
+       {R"({"traits": []})", R"({"traits": ["CUSTOM_B"]})", R"({"x": 1})", "[]", "{", "\"\""}) {
+    INFO("body: " << body);
+    auto r = api.putRaw("/v1/nodes/body/traits/CUSTOM_B", body);
+    CHECK(r.status == 400);
+  }
+  CHECK(api.get("/v1/nodes/body/traits").json()["traits"] == Json{"CUSTOM_A"});
+}

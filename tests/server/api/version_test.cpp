@@ -63,7 +63,9 @@ TEST_CASE("endpoints newer than the requested version are hidden", "[server][api
   auto node = api.createNode();
   const std::string uuid = node["uuid"];
   api.version = "1.36";
-  CHECK(api.get("/v1/nodes/" + uuid + "/traits").status == 404);
+  CHECK(api.get("/v1/nodes/" + uuid + "/traits").status == 406);  // as Ironic (trait_api_test)
+  CHECK(api.putRaw("/v1/nodes/" + uuid + "/traits/CUSTOM_X").status == 405);
+  CHECK(api.del("/v1/nodes/" + uuid + "/traits").status == 404);
   api.version = "1.54";
   CHECK(api.get("/v1/deploy_templates").status == 404);
   CHECK(api.post("/v1/deploy_templates", {{"name", "CUSTOM_X"}}).status == 405);
