@@ -52,6 +52,19 @@ constexpr PropertyDef kNetbootProperties[] = {
      "URL or local path of the agent initramfs. Required unless the server sets "
      "[conductor] deploy_ramdisk.",
      false},
+    {"kernel_append_params",
+     "Kernel command line arguments for the agent ramdisk, replacing [pxe] "
+     "kernel_append_params for this node; %default% stands for the configured value. "
+     "Optional.",
+     false},
+};
+
+// Ironic's fake vendor interface (the one fake-hardware uses by default) advertises two
+// placeholder properties, so that fake-hardware's property list is not empty; Kiln's does the
+// same, with the same names and texts.
+constexpr PropertyDef kFakeVendorProperties[] = {
+    {"B1", "B1 description. Required.", true},
+    {"B2", "B2 description. Required.", true},
 };
 
 constexpr ImplementationDef kImplementations[] = {
@@ -83,7 +96,7 @@ constexpr ImplementationDef kImplementations[] = {
     {IT::Rescue, "no-rescue", {}, true},
     {IT::Storage, "fake", {}},
     {IT::Storage, "noop", {}},
-    {IT::Vendor, "fake", {}},
+    {IT::Vendor, "fake", kFakeVendorProperties},
     {IT::Vendor, "no-vendor", {}, true},
 };
 

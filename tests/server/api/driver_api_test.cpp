@@ -128,3 +128,51 @@ TEST_CASE("conductors list this server", "[server][api][drivers]") {
   api.version = "1.48";
   CHECK(api.get("/v1/conductors").status == 404);
 }
+
+TEST_CASE("driver properties are not empty for any enabled hardware type",
+          "[server][api][drivers]") {
+  TestApi api;
+  auto keys = [&](const std::string& driver) {
+    auto r = api.get("/v1/drivers/" + driver + "/properties");
+    REQUIRE(r.status == 200);
+    std::set<std::string> out;
+    const Json props = r.json();
+    for (auto it = props.begin(); it != props.end(); ++it) {
+      INFO(driver << " " << it.key());
+      const std::string description = it.value().get<std::string>();
+      // Ironic's style: what the key is, then whether it is required.
+      CHECK((description.find("Required") != std::string::npos ||
+             description.find("Optional") != std::string::npos));
+      out.insert(it.key());
+    }
+    return out;
+  };
+  using S = std::set<std::string>;
+  for (const auto& d : api.get("/v1/drivers").json()["drivers"]) {
+    INFO(d["name"]);
+    CHECK_FALSE(keys(d["name"]).empty());
+  }
+  // fake-hardware's defaults are fake implementations; only the fake vendor interface has
+  // properties, Ironic's two placeholders.
+  CHECK(keys("fake-hardware") == S{"B1", "B2"});
+  // The real implementations list the driver_info keys they read.
+  const S netboot{"deploy_kernel", "deploy_ramdisk", "kernel_append_params"};
+  S ipmi = netboot;
+  ipmi.insert({"ipmi_address", "ipmi_username", "ipmi_password", "ipmi_port", "ipmi_priv_level",
+               "ipmi_protocol_version"});
+  CHECK(keys("ipmi") == ipmi);
+  S redfish = netboot;
+  redfish.insert({"redfish_address", "redfish_system_id", "redfish_username", "redfish_password",
+                  "redfish_verify_ca", "redfish_auth_type"});
+  CHECK(keys("redfish") == redfish);
+  CHECK(keys("manual-management") == netboot);
+}
+
+TEST_CASE(
+    "fake-hardware properties follow its default implementations when the config changes them",
+    "[server][api][drivers]") {
+  TestApi api("[DEFAULT]\ndefault_boot_interface = ipxe\n");
+  auto props = api.get("/v1/drivers/fake-hardware/properties").json();
+  CHECK(props.contains("B1"));
+  CHECK(props.contains("deploy_kernel"));
+}
