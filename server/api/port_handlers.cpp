@@ -1,9 +1,13 @@
 #include "server/api/port_handlers.h"
 
+#include <optional>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "server/api/handler_support.h"
 #include "server/model/node.h"
+#include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
@@ -116,6 +120,82 @@ Result<Record> findPortgroup(Transaction& tx, const std::string& ident) {
   }
   if (!found) return notFound("Portgroup " + ident + " could not be found.");
   return std::move(*found);
+}
+
+/// The ports of a port group.
+Result<std::vector<Record>> portgroupMembers(Transaction& tx, const std::string& pgUuid) {
+  ListQuery q;
+  q.limit = 0;
+  q.filters.push_back({ListFilter::Op::Equals, kPortPortgroupUuid, Value::text(pgUuid), {}});
+  return tx.ports().list(q);
+}
+
+/// A physical network as Ironic's messages print it (Python's None for a port without one).
+std::string physnetText(const Value& physnet) { return physnet.isNull() ? "None" : physnet.s; }
+
+/// Ironic's conductor rule (validate_port_physnet): the ports of a port group share one
+/// physical_network, "none" included. Checked when a port joins a group or changes its physical
+/// network (`before` is null on create): a port that disagrees with the other members is 409.
+/// Members that already disagree among themselves (data from before the rule) are Ironic's
+/// PortgroupPhysnetInconsistent, a 500 naming the networks.
+Result<void> checkPortgroupPhysnet(Transaction& tx, const Record& port, const Record* before) {
+  if (port[kPortPortgroupUuid].isNull()) return {};
+  if (before && (*before)[kPortPortgroupUuid] == port[kPortPortgroupUuid] &&
+      (*before)[kPortPhysicalNetwork] == port[kPortPhysicalNetwork]) {
+    return {};
+  }
+  const std::string& pgUuid = port.str(kPortPortgroupUuid);
+  std::set<std::optional<std::string>> physnets;  // nullopt: a member without one
+  std::optional<Value> groupPhysnet;
+  for (const Record& member : KILN_TRY(portgroupMembers(tx, pgUuid))) {
+    if (before && member.id() == before->id()) continue;
+    physnets.insert(member.optStr(kPortPhysicalNetwork));
+    if (!groupPhysnet) groupPhysnet = member[kPortPhysicalNetwork];
+  }
+  if (physnets.size() > 1) {
+    std::string list;
+    for (const auto& p : physnets) list += (list.empty() ? "" : ", ") + p.value_or("None");
+    return internalError("Port group " + pgUuid +
+                         " has member ports with inconsistent physical networks (" + list +
+                         "). All ports in a port group must have the same physical network.");
+  }
+  if (groupPhysnet && !(*groupPhysnet == port[kPortPhysicalNetwork])) {
+    return conflict("Port with physical network " + physnetText(port[kPortPhysicalNetwork]) +
+                    " cannot become a member of port group " + pgUuid +
+                    " which has ports in physical network " + physnetText(*groupPhysnet) + ".");
+  }
+  return {};
+}
+
+/// Python's truth value of a JSON value (Ironic tests values with a bare `if`).
+bool pyTruthy(const Json& value) {
+  if (value.is_null()) return false;
+  if (value.is_boolean()) return value.get<bool>();
+  if (value.is_number()) return value != 0;
+  if (value.is_string()) return !value.get_ref<const std::string&>().empty();
+  return !value.empty();
+}
+
+/// Ironic's test of a port group name: a value that is empty (Python-falsy: "", null) passes as
+/// it is; anything else must be a logical name.
+bool acceptableName(const Json& name) {
+  return !pyTruthy(name) || (name.is_string() && isLogicalName(name.get_ref<const std::string&>()));
+}
+
+/// strutils.is_int_like: the text of an integer as Python prints it ("5", "-5"; not "05").
+bool isIntLike(std::string_view text) {
+  std::string_view digits = text;
+  if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
+  if (digits.empty() || (digits.size() > 1 && digits.front() == '0')) return false;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+  }
+  return digits != "0" || text == "0";
+}
+
+/// The text Python's str() gives a JSON value, as Ironic's name messages quote it.
+std::string pyStr(const Json& value) {
+  return value.is_string() ? value.get<std::string>() : pyRepr(value);
 }
 
 }  // namespace
@@ -240,6 +320,7 @@ Result<ApiResponse> PortHandlers::create(RequestContext& ctx) {
   if (!body.contains("pxe_enabled") || body["pxe_enabled"].is_null()) port.setBool(kPortPxeEnabled, true);
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     KILN_TRY_VOID(validatePort(tx, port));
+    KILN_TRY_VOID(checkPortgroupPhysnet(tx, port, nullptr));
     port.setText(kPortCreatedAt, timestamp(deps_));
     auto inserted = tx.ports().insert(port);
     if (!inserted) return std::unexpected(uniqueViolation(inserted.error(), "port", port, portSchema()));
@@ -260,6 +341,7 @@ Result<ApiResponse> PortHandlers::update(RequestContext& ctx) {
     if (port[kPortAddress].isNull()) return invalid("Schema error for patch: 'address' is a required property");
     if (port[kPortNodeUuid].isNull()) return invalid("Schema error for patch: 'node_uuid' is a required property");
     KILN_TRY_VOID(validatePort(tx, port));
+    KILN_TRY_VOID(checkPortgroupPhysnet(tx, port, &before));
     port.setText(kPortUpdatedAt, timestamp(deps_));
     auto updated = tx.ports().update(port);
     if (!updated) return std::unexpected(uniqueViolation(updated.error(), "port", port, portSchema()));
@@ -324,22 +406,20 @@ Result<ApiResponse> PortHandlers::showPortgroup(RequestContext& ctx) {
   });
 }
 
-Result<void> PortHandlers::validatePortgroup(Transaction& tx, Record& pg, bool creating) {
+Result<Record> PortHandlers::validatePortgroup(Transaction& tx, Record& pg, bool creating) {
   if (!pg[kPgAddress].isNull()) pg.setText(kPgAddress, KILN_TRY(normalizeMac(pg.str(kPgAddress))));
-  if (!pg[kPgName].isNull() && !isLogicalName(pg.str(kPgName))) {
-    return invalid(creating ? "Cannot create portgroup with invalid name '" + pg.str(kPgName) + "'"
-                            : "Portgroup " + pg.uuid() + ": Cannot change name to invalid name '" +
-                                  pg.str(kPgName) + "'");
+  // A PATCH checks the names it writes itself (updatePortgroup); "" passes, as in Ironic.
+  if (creating && !pg.str(kPgName).empty() && !isLogicalName(pg.str(kPgName))) {
+    return invalid("Cannot create portgroup with invalid name '" + pg.str(kPgName) + "'");
   }
   if (!isUuidLike(pg.str(kPgNodeUuid))) return invalid("Expected UUID for node_uuid: " + pg.str(kPgNodeUuid));
   pg.setText(kPgNodeUuid, normalizeUuid(pg.str(kPgNodeUuid)));
   auto node = KILN_TRY(tx.nodes().findBy(kNodeUuid, pg[kPgNodeUuid]));
   if (!node) return invalid("Node " + pg.str(kPgNodeUuid) + " could not be found.");
-  if (pg[kPgMode].isNull() || pg.str(kPgMode).empty()) {
-    if (!creating) return invalid("'mode' is a mandatory attribute and can not be removed");
-    pg.setText(kPgMode, "active-backup");
-  }
-  return {};
+  // Ironic's database layer gives a new port group without a mode [DEFAULT]
+  // default_portgroup_mode; a PATCH may set null or "" (only removing the field is refused).
+  if (creating && pg.str(kPgMode).empty()) pg.setText(kPgMode, "active-backup");
+  return std::move(*node);
 }
 
 Result<ApiResponse> PortHandlers::createPortgroup(RequestContext& ctx) {
@@ -362,24 +442,83 @@ Result<ApiResponse> PortHandlers::createPortgroup(RequestContext& ctx) {
   });
 }
 
+// Ironic's port group PATCH (API controller, then conductor): every field of PATCH_ALLOWED_FIELDS
+// (address, extra, mode, name, node_uuid, properties, standalone_ports_supported; mode and
+// properties from 1.26) with its checks, in Ironic's order.
 Result<ApiResponse> PortHandlers::updatePortgroup(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
   Patch patch = KILN_TRY(parsePatch(body));
+  const std::string& ident = ctx.param(0);
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
-    Record before = KILN_TRY(findPortgroup(tx, ctx.param(0)));
+    Record before = KILN_TRY(findPortgroup(tx, ident));
     Record pg = KILN_TRY(patchRecord(pgSchema(), before, patch, ctx.version));
-    if (pg[kPgNodeUuid].isNull()) return invalid("Schema error for patch: 'node_uuid' is a required property");
-    KILN_TRY_VOID(validatePortgroup(tx, pg, false));
+    // Every name the patch writes is checked, not only the last one.
+    for (size_t i = 0; i < patch.ops.size(); ++i) {
+      if (patch.ops[i].path != "/name" || patch.ops[i].op == "remove") continue;
+      if (!acceptableName(patch.values[i])) {
+        return invalid("Portgroup " + ident + ": Cannot change name to invalid name '" +
+                       pyStr(patch.values[i]) + "'");
+      }
+    }
+    // The patched document tells a removed field from a null one: mode may be null but not
+    // removed; standalone_ports_supported may be neither (Ironic's object refuses None: a 500
+    // there, a 400 here).
+    Json doc = recordToJson(pgSchema(), before);
+    KILN_TRY_VOID(applyPatch(doc, patch));
+    if (!doc.contains("mode")) {
+      return invalid("'mode' is a mandatory attribute and can not be removed");
+    }
+    if (auto it = doc.find("standalone_ports_supported"); it == doc.end() || it->is_null()) {
+      return invalid("Field `standalone_ports_supported' cannot be None");
+    }
+    if (auto it = doc.find("node_uuid"); it == doc.end()) {
+      return invalid("Schema error for patch: 'node_uuid' is a required property");
+    } else if (it->is_null()) {
+      return invalid("Expected a UUID or int but received None.");
+    }
+    const std::string& newNode = pg.str(kPgNodeUuid);
+    if (newNode != before.str(kPgNodeUuid) && !isUuidLike(newNode)) {
+      // Ironic looks a changed node up by UUID or integer id before validating the field.
+      return invalid(isIntLike(newNode) ? "Expected UUID for node_uuid: " + newNode
+                                        : "Expected a UUID or int but received " + newNode + ".");
+    }
+    const Record node = KILN_TRY(validatePortgroup(tx, pg, false));
+    const std::string& provState = node.str(kNodeProvisionState);
+    if (ctx.atLeast(39) && provState == state::kInspecting) {
+      return conflict("Cannot update portgroup \"" + pg.uuid() + "\" on node \"" + node.uuid() +
+                      "\" while it is in state \"inspecting\".");
+    }
     if (pg.str(kPgNodeUuid) != before.str(kPgNodeUuid)) {
+      const bool stateAllowed = provState == state::kEnroll || provState == state::kInspecting ||
+                                provState == state::kInspectWait || provState == state::kManageable;
+      if (!stateAllowed && !node.flag(kNodeMaintenance)) {
+        return conflict("Portgroup " + pg.uuid() + " can not be associated to node " + node.uuid() +
+                        " unless the node is in a enroll, inspecting, inspect wait, manageable "
+                        "state or in maintenance mode.");
+      }
       const auto members = KILN_TRY(tx.ports().count(
           {{ListFilter::Op::Equals, kPortPortgroupUuid, Value::text(pg.uuid()), {}}}));
       if (members > 0) {
-        return conflict("Portgroup " + pg.uuid() + " has ports; it cannot move to another node.");
+        return invalid("Portgroup " + pg.uuid() + " can not be associated with node " +
+                       node.uuid() + " because there are ports associated with this portgroup.");
+      }
+    }
+    // The flat network interface (not noop) refuses to turn standalone ports off under a
+    // member that boots from the network.
+    if (before.flag(kPgStandalonePortsSupported) && !pg.flag(kPgStandalonePortsSupported) &&
+        node.str(kNodeNetworkInterface) != "noop") {
+      for (const Record& member : KILN_TRY(portgroupMembers(tx, pg.uuid()))) {
+        if (member.flag(kPortPxeEnabled)) {
+          return conflict(
+              "standalone_ports_supported can not be set to False, because the port group " +
+              pg.uuid() + " contains port with 'pxe_enabled' is set to True");
+        }
       }
     }
     pg.setText(kPgUpdatedAt, timestamp(deps_));
     auto updated = tx.portgroups().update(pg);
-    if (!updated) return std::unexpected(uniqueViolation(updated.error(), "portgroup", pg, pgSchema()));
+    if (!updated)
+      return std::unexpected(uniqueViolation(updated.error(), "portgroup", pg, pgSchema()));
     JsonWriter w;
     renderPortgroup(w, ctx, pg, visibleFields(pgSchema(), ctx.version));
     return jsonResponse(200, w.take());

@@ -38,7 +38,8 @@ class PortHandlers {
   Result<ApiResponse> listPorts(RequestContext& ctx, bool detailPath, Scope scope);
   Result<ApiResponse> listGroups(RequestContext& ctx, bool detailPath, bool forNode);
   Result<void> validatePort(Transaction& tx, Record& port);
-  Result<void> validatePortgroup(Transaction& tx, Record& pg, bool creating);
+  /// Normalises and checks a port group about to be stored; returns its node.
+  Result<Record> validatePortgroup(Transaction& tx, Record& pg, bool creating);
 
   ApiDeps& deps_;
 };

@@ -37,7 +37,7 @@ constexpr FieldSpec kPortgroupFields[] = {
     {"extra", FT::Object, 23, C | P},
     {"internal_info", FT::Object, 23, 0},
     {"standalone_ports_supported", FT::Bool, 23, C | P | S},
-    {"mode", FT::String, 26, C | P | S, 255},
+    {"mode", FT::String, 26, N | C | P | S, 255},
     {"properties", FT::Object, 26, C | P},
     {"created_at", FT::Time, 23, N | S},
     {"updated_at", FT::Time, 23, N | S},

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "server/model/resources.h"
+#include "server/storage/storage.h"
 #include "tests/support/test_api.h"
 
 using kiln::test::Json;
@@ -104,6 +106,114 @@ TEST_CASE("port groups hold ports of one node", "[server][api][ports]") {
   CHECK(api.del("/v1/portgroups/bond0").status == 204);
   api.version = "1.22";
   CHECK(api.get("/v1/portgroups").status == 404);
+}
+
+TEST_CASE("ports join a port group only on the physical network of its other ports",
+          "[server][api][ports]") {
+  TestApi api;
+  const std::string node = api.createNode({{"name", "physnet-node"}})["uuid"];
+  const std::string pg =
+      api.post("/v1/portgroups", {{"node_uuid", node}, {"name", "bond0"}}).json()["uuid"];
+  auto port = [&](const std::string& mac, Json extra) {
+    extra["address"] = mac;
+    extra["node_uuid"] = node;
+    return api.post("/v1/ports", extra);
+  };
+  auto op = [](const std::string& o, const std::string& path, Json value = nullptr) {
+    Json j = {{"op", o}, {"path", path}};
+    if (o != "remove") j["value"] = std::move(value);
+    return j;
+  };
+  auto patchPort = [&](const std::string& uuid, Json ops) {
+    return api.patch("/v1/ports/" + uuid, ops);
+  };
+  auto memberCount = [&] { return api.get("/v1/portgroups/bond0/ports").json()["ports"].size(); };
+  const std::string mismatch =
+      "cannot become a member of port group " + pg + " which has ports in physical network ";
+
+  // An empty group takes any network; the next members must match it.
+  const Json physnet1 = {{"portgroup_uuid", pg}, {"physical_network", "physnet1"}};
+  auto p1 = port("52:54:00:00:02:01", physnet1);
+  REQUIRE(p1.status == 201);
+  auto p2 = port("52:54:00:00:02:02", physnet1);
+  REQUIRE(p2.status == 201);
+  auto other =
+      port("52:54:00:00:02:03", {{"portgroup_uuid", pg}, {"physical_network", "physnet2"}});
+  CHECK(other.status == 409);
+  CHECK(other.fault() == "Port with physical network physnet2 " + mismatch + "physnet1.");
+  auto none = port("52:54:00:00:02:03", {{"portgroup_uuid", pg}});
+  CHECK(none.status == 409);
+  CHECK(none.fault() == "Port with physical network None " + mismatch + "physnet1.");
+  CHECK(memberCount() == 2);
+  CHECK(api.get("/v1/ports").json()["ports"].size() == 2);
+
+  // Joining by PATCH, or changing the network of a member, is checked the same way.
+  auto outside = port("52:54:00:00:02:04", {{"physical_network", "physnet2"}});
+  REQUIRE(outside.status == 201);
+  const std::string outsideUuid = outside.json()["uuid"];
+  auto join = patchPort(outsideUuid, {op("add", "/portgroup_uuid", pg)});
+  CHECK(join.status == 409);
+  CHECK(join.fault() == "Port with physical network physnet2 " + mismatch + "physnet1.");
+  CHECK(api.get("/v1/ports/" + outsideUuid).json()["portgroup_uuid"].is_null());
+  const std::string p2Uuid = p2.json()["uuid"];
+  auto move = patchPort(p2Uuid, {op("replace", "/physical_network", "physnet2")});
+  CHECK(move.status == 409);
+  CHECK(api.get("/v1/ports/" + p2Uuid).json()["physical_network"] == "physnet1");
+  auto unset = patchPort(p2Uuid, {op("remove", "/physical_network")});
+  CHECK(unset.status == 409);
+  CHECK(unset.fault() == "Port with physical network None " + mismatch + "physnet1.");
+  // Changes that touch neither the group nor the network are not checked.
+  CHECK(patchPort(p2Uuid, {op("add", "/extra/a", 1)}).status == 200);
+  // Joining with the group's network, and leaving, are fine.
+  CHECK(patchPort(outsideUuid, {op("replace", "/physical_network", "physnet1"),
+                                op("add", "/portgroup_uuid", pg)})
+            .status == 200);
+  CHECK(patchPort(outsideUuid, {op("remove", "/portgroup_uuid")}).status == 200);
+  // The last member may change its network: it is compared with the others only.
+  CHECK(api.del("/v1/ports/" + p2Uuid).status == 204);
+  CHECK(patchPort(p1.json()["uuid"], {op("replace", "/physical_network", "physnet3")}).status ==
+        200);
+  CHECK(port("52:54:00:00:02:05", {{"portgroup_uuid", pg}, {"physical_network", "physnet3"}})
+            .status == 201);
+  CHECK(memberCount() == 2);
+}
+
+TEST_CASE("a port group whose ports already disagree on the network takes no new port",
+          "[server][api][ports]") {
+  TestApi api;
+  const std::string node = api.createNode()["uuid"];
+  const std::string pg =
+      api.post("/v1/portgroups", {{"node_uuid", node}, {"name", "bond1"}}).json()["uuid"];
+  for (const char* mac : {"52:54:00:00:03:01", "52:54:00:00:03:02"}) {
+    REQUIRE(api.post("/v1/ports", {{"address", mac},
+                                   {"node_uuid", node},
+                                   {"portgroup_uuid", pg},
+                                   {"physical_network", "physnet1"}})
+                .status == 201);
+  }
+  {  // Data written before the rule existed.
+    using namespace kiln::server;
+    auto tx = api.app().storage().begin(Storage::Mode::Write).value();
+    auto rec = *tx->ports().findBy(kPortAddress, Value::text("52:54:00:00:03:02")).value();
+    rec.setText(kPortPhysicalNetwork, "physnet2");
+    REQUIRE(tx->ports().update(rec));
+    REQUIRE(tx->commit());
+  }
+  auto r = api.post("/v1/ports", {{"address", "52:54:00:00:03:03"},
+                                  {"node_uuid", node},
+                                  {"portgroup_uuid", pg},
+                                  {"physical_network", "physnet1"}});
+  CHECK(r.status == 500);
+  CHECK(r.fault() ==
+        "Port group " + pg +
+            " has member ports with inconsistent physical networks "
+            "(physnet1, physnet2). All ports in a port group must have the same physical network.");
+  CHECK(api.get("/v1/ports").json()["ports"].size() == 2);
+  // A port outside the group is not concerned.
+  CHECK(api.post("/v1/ports", {{"address", "52:54:00:00:03:03"},
+                               {"node_uuid", node},
+                               {"physical_network", "physnet1"}})
+            .status == 201);
 }
 
 TEST_CASE("chassis group nodes", "[server][api][chassis]") {
