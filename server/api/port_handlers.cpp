@@ -21,17 +21,6 @@ const Schema& pgSchema() { return schemaOf(Resource::Portgroup); }
 
 bool isHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
-/// Logical names (port groups): 1-255 of [A-Za-z0-9._~-].
-bool isLogicalName(std::string_view name) {
-  if (name.empty() || name.size() > 255) return false;
-  for (char c : name) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '~' || c == '-')) {
-      return false;
-    }
-  }
-  return true;
-}
-
 Result<void> validateLocalLinkConnection(Record& port) {
   if (port[kPortLocalLinkConnection].isNull()) {
     port.setText(kPortLocalLinkConnection, "{}");
@@ -113,7 +102,7 @@ Result<Record> findPortgroup(Transaction& tx, const std::string& ident) {
   std::optional<Record> found;
   if (isUuidLike(ident)) {
     found = KILN_TRY(tx.portgroups().findBy(kPgUuid, Value::text(normalizeUuid(ident))));
-  } else if (isLogicalName(ident)) {
+  } else if (isValidLogicalName(ident)) {
     found = KILN_TRY(tx.portgroups().findBy(kPgName, Value::text(ident)));
   } else {
     return invalid("Expected a logical name or UUID but received " + ident + ".");
@@ -137,7 +126,8 @@ std::string physnetText(const Value& physnet) { return physnet.isNull() ? "None"
 /// physical_network, "none" included. Checked when a port joins a group or changes its physical
 /// network (`before` is null on create): a port that disagrees with the other members is 409.
 /// Members that already disagree among themselves (data from before the rule) are Ironic's
-/// PortgroupPhysnetInconsistent, a 500 naming the networks.
+/// PortgroupPhysnetInconsistent: a 500 there, a 409 here (the stored group is in conflict with
+/// the rule, and the client can mend it by fixing its ports).
 Result<void> checkPortgroupPhysnet(Transaction& tx, const Record& port, const Record* before) {
   if (port[kPortPortgroupUuid].isNull()) return {};
   if (before && (*before)[kPortPortgroupUuid] == port[kPortPortgroupUuid] &&
@@ -155,7 +145,7 @@ Result<void> checkPortgroupPhysnet(Transaction& tx, const Record& port, const Re
   if (physnets.size() > 1) {
     std::string list;
     for (const auto& p : physnets) list += (list.empty() ? "" : ", ") + p.value_or("None");
-    return internalError("Port group " + pgUuid +
+    return conflict("Port group " + pgUuid +
                          " has member ports with inconsistent physical networks (" + list +
                          "). All ports in a port group must have the same physical network.");
   }
@@ -179,7 +169,7 @@ bool pyTruthy(const Json& value) {
 /// Ironic's test of a port group name: a value that is empty (Python-falsy: "", null) passes as
 /// it is; anything else must be a logical name.
 bool acceptableName(const Json& name) {
-  return !pyTruthy(name) || (name.is_string() && isLogicalName(name.get_ref<const std::string&>()));
+  return !pyTruthy(name) || (name.is_string() && isValidLogicalName(name.get_ref<const std::string&>()));
 }
 
 /// strutils.is_int_like: the text of an integer as Python prints it ("5", "-5"; not "05").
@@ -409,7 +399,7 @@ Result<ApiResponse> PortHandlers::showPortgroup(RequestContext& ctx) {
 Result<Record> PortHandlers::validatePortgroup(Transaction& tx, Record& pg, bool creating) {
   if (!pg[kPgAddress].isNull()) pg.setText(kPgAddress, KILN_TRY(normalizeMac(pg.str(kPgAddress))));
   // A PATCH checks the names it writes itself (updatePortgroup); "" passes, as in Ironic.
-  if (creating && !pg.str(kPgName).empty() && !isLogicalName(pg.str(kPgName))) {
+  if (creating && !pg.str(kPgName).empty() && !isValidLogicalName(pg.str(kPgName))) {
     return invalid("Cannot create portgroup with invalid name '" + pg.str(kPgName) + "'");
   }
   if (!isUuidLike(pg.str(kPgNodeUuid))) return invalid("Expected UUID for node_uuid: " + pg.str(kPgNodeUuid));

@@ -203,7 +203,7 @@ TEST_CASE("a port group whose ports already disagree on the network takes no new
                                   {"node_uuid", node},
                                   {"portgroup_uuid", pg},
                                   {"physical_network", "physnet1"}});
-  CHECK(r.status == 500);
+  CHECK(r.status == 409);
   CHECK(r.fault() ==
         "Port group " + pg +
             " has member ports with inconsistent physical networks "
