@@ -6,11 +6,14 @@
 #include "server/api/allocation_handlers.h"
 #include "server/api/boot_handlers.h"
 #include "server/api/catalog_handlers.h"
+#include "server/api/console_handlers.h"
 #include "server/api/deploy_template_handlers.h"
 #include "server/api/errors.h"
 #include "server/api/event_handlers.h"
 #include "server/api/node_handlers.h"
 #include "server/api/port_handlers.h"
+#include "server/api/vendor_handlers.h"
+#include "server/api/vif_handlers.h"
 #include "server/api/version.h"
 
 namespace kiln::server {
@@ -59,6 +62,9 @@ ApiService::ApiService(ApiDeps deps)
       templates_(std::make_unique<DeployTemplateHandlers>(deps_)),
       allocations_(std::make_unique<AllocationHandlers>(deps_)),
       events_(std::make_unique<EventHandlers>(deps_)),
+      vendor_(std::make_unique<VendorHandlers>(deps_)),
+      vifs_(std::make_unique<VifHandlers>(deps_)),
+      console_(std::make_unique<ConsoleHandlers>(deps_)),
       agent_(std::make_unique<AgentHandlers>(deps_)),
       boot_(std::make_unique<BootHandlers>(deps_)) {
   buildRoutes();
@@ -223,6 +229,41 @@ void ApiService::buildRoutes() {
     router_.add({"DELETE", "/v1/nodes/{node}/allocation",
                  bind(al, &AllocationHandlers::removeForNode), 52, 404, msg, false,
                  "baremetal:allocation:delete"});
+  }
+
+  // Vendor passthru (1.1) of nodes and drivers: admin only, whatever the HTTP method.
+  {
+    auto* v = vendor_.get();
+    const std::string policy = "baremetal:node:vendor_passthru";
+    add("GET", "/v1/nodes/{node}/vendor_passthru/methods", bind(v, &VendorHandlers::nodeMethods),
+        1, policy);
+    add("GET", "/v1/drivers/{driver}/vendor_passthru/methods",
+        bind(v, &VendorHandlers::driverMethods), 1, "baremetal:driver:vendor_passthru");
+    for (const char* method : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
+      add(method, "/v1/nodes/{node}/vendor_passthru", bind(v, &VendorHandlers::nodeCall), 1, policy);
+      add(method, "/v1/drivers/{driver}/vendor_passthru", bind(v, &VendorHandlers::driverCall), 1,
+          "baremetal:driver:vendor_passthru");
+      // python-ironicclient names the method in the path: .../vendor_passthru/{method}.
+      add(method, "/v1/nodes/{node}/vendor_passthru/{method}", bind(v, &VendorHandlers::nodeCall),
+          1, policy);
+      add(method, "/v1/drivers/{driver}/vendor_passthru/{method}",
+          bind(v, &VendorHandlers::driverCall), 1, "baremetal:driver:vendor_passthru");
+    }
+  }
+
+  // The node console.
+  add("GET", "/v1/nodes/{node}/states/console", bind(console_.get(), &ConsoleHandlers::get));
+  add("PUT", "/v1/nodes/{node}/states/console", bind(console_.get(), &ConsoleHandlers::set), 1,
+      "baremetal:node:set_console_state");
+
+  // VIFs (1.28).
+  {
+    auto* v = vifs_.get();
+    add("GET", "/v1/nodes/{node}/vifs", bind(v, &VifHandlers::list), 28);
+    add("POST", "/v1/nodes/{node}/vifs", bind(v, &VifHandlers::attach), 28,
+        "baremetal:node:vif:attach");
+    add("DELETE", "/v1/nodes/{node}/vifs/{vif}", bind(v, &VifHandlers::detach), 28,
+        "baremetal:node:vif:detach");
   }
 
   // External events (1.54): below it any method is 404, as Ironic's _lookup answers.

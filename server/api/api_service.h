@@ -40,6 +40,9 @@ class CatalogHandlers;
 class DeployTemplateHandlers;
 class AllocationHandlers;
 class EventHandlers;
+class VendorHandlers;
+class VifHandlers;
+class ConsoleHandlers;
 class AgentHandlers;
 class BootHandlers;
 
@@ -63,6 +66,9 @@ class ApiService {
   std::unique_ptr<DeployTemplateHandlers> templates_;
   std::unique_ptr<AllocationHandlers> allocations_;
   std::unique_ptr<EventHandlers> events_;
+  std::unique_ptr<VendorHandlers> vendor_;
+  std::unique_ptr<VifHandlers> vifs_;
+  std::unique_ptr<ConsoleHandlers> console_;
   std::unique_ptr<AgentHandlers> agent_;
   std::unique_ptr<BootHandlers> boot_;
 };

@@ -433,12 +433,13 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
     // Protected and retired carry reasons only while set.
     if (patchTouches(patch, "protected_reason") && !node.flag(kNodeProtected) &&
         !node[kNodeProtectedReason].isNull()) {
-      return invalid("Cannot set protected_reason without protected set to True");
+      return invalid("The protected_reason field can only be set when protected is True");
     }
     if (patchTouches(patch, "protected") && node.flag(kNodeProtected) &&
-        provState != state::kActive) {
-      return conflict("Node " + before.uuid() + " is in provision state \"" + provState +
-                      "\"; protected can only be set in state \"active\"");
+        provState != state::kActive && provState != state::kRescue) {
+      return conflict("Node " + before.uuid() +
+                      " can only be made protected in provision states 'active' or 'rescue', the "
+                      "current state is '" + provState + "'");
     }
     if (patchTouches(patch, "retired_reason") && !node.flag(kNodeRetired) &&
         !node[kNodeRetiredReason].isNull()) {
@@ -465,11 +466,7 @@ Result<ApiResponse> NodeHandlers::remove(RequestContext& ctx) {
       return conflict("Node " + node.uuid() + " is associated with instance " +
                       node.str(kNodeInstanceUuid) + ".");
     }
-    if (node.flag(kNodeProtected)) {
-      return fail(ErrorCode::PermissionDenied, "Node " + node.uuid() +
-                                                   " is protected and cannot be undeployed, "
-                                                   "rebuilt or deleted");
-    }
+    if (node.flag(kNodeProtected)) return std::unexpected(nodeProtectedError(node.uuid()));
     std::vector<std::string> valid = {"manageable", "enroll", "adopt failed"};
     if (deps_.config.allowDeletingAvailableNodes) valid.emplace_back("available");
     if (!maintenance && std::find(valid.begin(), valid.end(), provState) == valid.end()) {
@@ -480,8 +477,7 @@ Result<ApiResponse> NodeHandlers::remove(RequestContext& ctx) {
                       ")\", or set the node into maintenance mode");
     }
     if (!node[kNodeReservation].isNull()) {
-      return conflict("Node " + node.uuid() + " is locked by host " + node.str(kNodeReservation) +
-                      ", please retry after the current operation is completed.");
+      return conflict(nodeLockedMessage(node));
     }
     // The node's allocations go with it (Ironic orphans nothing either).
     KILN_TRY(tx.allocations().removeWhere(kAllocNodeUuid, Value::text(node.uuid())));

@@ -344,6 +344,19 @@ Result<ApiResponse> PortHandlers::update(RequestContext& ctx) {
 Result<ApiResponse> PortHandlers::remove(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     Record port = KILN_TRY(findPort(tx, ctx.param(0)));
+    if (auto node = KILN_TRY(tx.nodes().findBy(kNodeUuid, port[kPortNodeUuid]))) {
+      if (!(*node)[kNodeReservation].isNull()) return conflict(nodeLockedMessage(*node));
+      // As Ironic: a port bound to a VIF goes only with its node in maintenance.
+      const Json internal = objectField(port, kPortInternalInfo);
+      for (const char* use : {"tenant", "cleaning", "provisioning", "rescuing", "inspection"}) {
+        if (node->flag(kNodeMaintenance)) break;
+        const auto vif = internal.find(std::string(use) + "_vif_port_id");
+        if (vif == internal.end() || vif->is_null() || *vif == "") continue;
+        return conflict("Cannot delete the port " + port.uuid() + " as it is bound to VIF " +
+                        (vif->is_string() ? vif->get<std::string>() : vif->dump()) + " for " +
+                        use + " use.");
+      }
+    }
     KILN_TRY_VOID(tx.ports().remove(port.id()));
     return emptyResponse(204);
   });
@@ -494,14 +507,21 @@ Result<ApiResponse> PortHandlers::updatePortgroup(RequestContext& ctx) {
       }
     }
     // The flat network interface (not noop) refuses to turn standalone ports off under a
-    // member that boots from the network.
+    // member that boots from the network or carries a VIF.
     if (before.flag(kPgStandalonePortsSupported) && !pg.flag(kPgStandalonePortsSupported) &&
         node.str(kNodeNetworkInterface) != "noop") {
       for (const Record& member : KILN_TRY(portgroupMembers(tx, pg.uuid()))) {
-        if (member.flag(kPortPxeEnabled)) {
+        std::string reason;
+        if (member.flag(kPortPxeEnabled)) reason = "'pxe_enabled' is set to True";
+        const Json vif = objectField(member, kPortInternalInfo).value("tenant_vif_port_id", Json());
+        if (vif.is_string() && !vif.get_ref<const std::string&>().empty()) {
+          reason += (reason.empty() ? "" : ", ") + std::string("VIF ") +
+                    vif.get<std::string>() + " is attached to this port";
+        }
+        if (!reason.empty()) {
           return conflict(
               "standalone_ports_supported can not be set to False, because the port group " +
-              pg.uuid() + " contains port with 'pxe_enabled' is set to True");
+              pg.uuid() + " contains port with " + reason);
         }
       }
     }

@@ -25,11 +25,6 @@ bool isWaitState(std::string_view s) {
   return s == state::kCleanWait || s == state::kDeployWait || s == state::kInspectWait;
 }
 
-std::string lockedMessage(const Record& node) {
-  return "Node " + node.uuid() + " is locked by host " + node.str(kNodeReservation) +
-         ", please retry after the current operation is completed.";
-}
-
 const FlowKeys& keysFor(StepKind kind) {
   static const FlowKeys clean{"clean_steps", "clean_step_index", "clean_step_completed", kNodeCleanStep};
   static const FlowKeys deploy{"deploy_steps", "deploy_step_index", "deploy_step_completed", kNodeDeployStep};
@@ -238,7 +233,10 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
     Record& node = task.node;
-    if (!node[kNodeReservation].isNull()) return conflict(lockedMessage(node));
+    if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
+    if (node.flag(kNodeProtected) && (event == "deleted" || event == "rebuild")) {
+      return std::unexpected(nodeProtectedError(uuid));
+    }
     const std::string from = node.str(kNodeProvisionState);
     const auto invalidState = [&] {
       return invalid("The requested action \"" + request.verb + "\" can not be performed on node \"" +
@@ -381,7 +379,7 @@ Result<void> Conductor::changePower(const std::string& uuid, const std::string& 
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
     Record& node = task.node;
-    if (!node[kNodeReservation].isNull()) return conflict(lockedMessage(node));
+    if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
     const std::string provState = node.str(kNodeProvisionState);
     if (provState == state::kCleaning || provState == state::kCleanWait) {
       return invalid("Setting the power state of node " + uuid +
@@ -468,7 +466,7 @@ Result<void> Conductor::setBootDevice(const std::string& uuid, const std::string
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     task = KILN_TRY(loadTask(*tx, uuid));
-    if (!task.node[kNodeReservation].isNull()) return conflict(lockedMessage(task.node));
+    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
     task.node.setText(kNodeReservation, host());
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
@@ -507,7 +505,7 @@ Result<void> Conductor::resume(const std::string& uuid, bool stepFinished) {
     if (s != state::kCleanWait && s != state::kDeployWait) {
       return conflict("Node " + uuid + " is not waiting (state \"" + s + "\").");
     }
-    if (!task.node[kNodeReservation].isNull()) return conflict(lockedMessage(task.node));
+    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
     markResumed(task, stepFinished);
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());

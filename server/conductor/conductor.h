@@ -44,6 +44,13 @@ struct ProvisionRequest {
   std::optional<std::string> rescuePassword;  ///< for rescue (non-empty)
 };
 
+/// The outcome of a vendor passthru call.
+struct VendorCallResult {
+  nlohmann::json result;  ///< the method's result (null for an asynchronous method)
+  bool async = false;     ///< the method runs in a worker: the API answers 202
+  bool attach = false;    ///< the result is a file, not JSON
+};
+
 /// GET /v1/nodes/{id}/cleaning/steps (manual cleaning spec).
 struct CleaningStepsView {
   bool complete = true;  ///< false: in-band steps are not known yet (202 + Retry-Request-After)
@@ -108,6 +115,18 @@ class Conductor {
   /// checked against the node's interfaces: InvalidArgument explaining what is unsupported.
   Result<void> validateTemplates(Transaction& tx, const Record& node,
                                  const std::vector<std::string>& traits);
+
+  /// The methods of the node's vendor interface, as Ironic lists them: {name: {http_methods,
+  /// async, description, attach, require_exclusive_lock}}. InvalidArgument when the node's
+  /// vendor interface offers none (no-vendor). (conductor_vendor.cpp)
+  Result<nlohmann::json> vendorMethods(const std::string& nodeUuid);
+  /// Calls a vendor passthru method with `args` (a JSON object) for the request's HTTP method.
+  /// InvalidArgument for an unknown method, an HTTP method it does not take or arguments it
+  /// refuses; Conflict when the method needs the node's lock and another operation holds it.
+  /// An asynchronous method runs in a worker (holding the lock when it needs it).
+  Result<VendorCallResult> vendorPassthru(const std::string& nodeUuid, const std::string& method,
+                                          const std::string& httpMethod,
+                                          const nlohmann::json& args);
 
   /// Queues the scheduling of an allocation in state "allocating": a worker binds a free,
   /// suitable node to it (server/conductor/allocations.h), trying again [conductor]

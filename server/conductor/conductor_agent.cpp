@@ -78,7 +78,7 @@ Result<json> Conductor::lookup(const std::vector<std::string>& macs, const std::
   if (deps_.config.restrictLookup && !agentExpected(task.node.str(kNodeProvisionState))) {
     return notFound(kLookupNotFound);
   }
-  if (!task.node[kNodeReservation].isNull()) return conflict(lockedMessage(task.node));
+  if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
 
   protocol::LookupResponse response;
   response.nodeUuid = uuid;

@@ -16,8 +16,6 @@ namespace kiln::server::detail {
 bool isWorkingState(std::string_view s);
 /// clean wait, wait call-back, inspect wait.
 bool isWaitState(std::string_view s);
-/// Ironic's 409 message for a node another operation holds.
-std::string lockedMessage(const Record& node);
 
 /// Keys of one flow kind in driver_internal_info, and the node field of its current step.
 struct FlowKeys {

@@ -194,8 +194,37 @@ class RescueInterface : public HardwareInterface {
   virtual Result<void> unrescue(TaskContext& task) = 0;
 };
 
-/// Any other interface type (bios, console, network, raid, storage, vendor): steps and
-/// validation only.
+/// One vendor passthru method (Ironic's @passthru metadata).
+struct VendorMethod {
+  std::string_view name;
+  std::vector<std::string_view> httpMethods;  ///< upper case: "POST", "GET", ...
+  bool async = true;                 ///< run by a worker after a 202 (else 200 with its result)
+  std::string_view description;
+  bool attach = false;               ///< the result is a file to download (not JSON)
+  bool requireExclusiveLock = true;  ///< the node's reservation is held while it runs
+};
+
+/// Vendor passthru (/v1/nodes/{id}/vendor_passthru?method=...): named methods of the vendor
+/// interface, relayed with the request's JSON body as their arguments.
+class VendorInterface : public HardwareInterface {
+ public:
+  InterfaceType type() const override { return InterfaceType::Vendor; }
+  /// The methods this implementation offers.
+  virtual std::span<const VendorMethod> methods() const = 0;
+  /// Checks a call's arguments before it runs (Ironic's validate(task, method, **kwargs)):
+  /// nullopt when they suit, else the reason (a 400).
+  virtual std::optional<std::string> validateCall(const TaskContext& task, std::string_view method,
+                                                  const nlohmann::json& args) const {
+    return std::nullopt;
+  }
+  /// Runs `method` (one of methods()) with `args` (a JSON object) for `httpMethod`; its result
+  /// (ignored for asynchronous methods).
+  virtual Result<nlohmann::json> call(TaskContext& task, std::string_view method,
+                                      std::string_view httpMethod, const nlohmann::json& args) = 0;
+};
+
+/// Any other interface type (bios, console, network, raid, storage): steps and validation
+/// only.
 class GenericInterface : public HardwareInterface {
  public:
   GenericInterface(InterfaceType type, std::string name, bool noop,

@@ -90,6 +90,17 @@ const Schema kNodeSchema{"Node", "nodes", kNodeFields};
 
 const Schema& nodeSchema() { return kNodeSchema; }
 
+std::string nodeLockedMessage(const Record& node) {
+  return "Node " + node.uuid() + " is locked by host " + node.str(kNodeReservation) +
+         ", please retry after the current operation is completed.";
+}
+
+Error nodeProtectedError(std::string_view uuid) {
+  return Error{ErrorCode::PermissionDenied, "Node " + std::string(uuid) +
+                                                " is protected and cannot be undeployed, rebuilt "
+                                                "or deleted"};
+}
+
 bool isValidLogicalName(std::string_view name) {
   if (name.empty() || name.size() > 255) return false;
   for (char c : name) {

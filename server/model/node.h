@@ -93,6 +93,13 @@ inline NodeField nodeInterfaceField(InterfaceType type) {
 /// Ironic's is_valid_logical_name: 1-255 characters of [A-Za-z0-9._~-] (RFC 3986 unreserved).
 bool isValidLogicalName(std::string_view name);
 
+/// Ironic's NodeLocked message (409): "Node U is locked by host H, please retry after the
+/// current operation is completed."
+std::string nodeLockedMessage(const Record& node);
+
+/// Ironic's NodeProtected (403): undeploy, rebuild and delete are refused while `protected`.
+Error nodeProtectedError(std::string_view uuid);
+
 /// Ironic's logical-name rule (>= 1.10): 1-255 of [A-Za-z0-9._~-], not UUID-shaped, and not
 /// a word the API uses as a path segment. InvalidArgument otherwise.
 Result<void> validateNodeName(std::string_view name);

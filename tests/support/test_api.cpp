@@ -98,4 +98,23 @@ Json TestApi::createNode(Json extra) {
   return r.json();
 }
 
+Response TestApi::provision(const std::string& ident, const std::string& target, Json extra) {
+  extra["target"] = target;
+  Response r = put("/v1/nodes/" + ident + "/states/provision", extra);
+  settle();
+  return r;
+}
+
+Json TestApi::createActiveNode(Json extra) {
+  const std::string uuid = createNode(std::move(extra))["uuid"];
+  for (const char* target : {"manage", "provide", "active"}) {
+    Response r = provision(uuid, target);
+    INFO(target << ": " << r.body);
+    REQUIRE(r.status == 202);
+  }
+  Json node = get("/v1/nodes/" + uuid).json();
+  REQUIRE(node["provision_state"] == "active");
+  return node;
+}
+
 }  // namespace kiln::test

@@ -60,6 +60,12 @@ class TestApi {
 
   /// Creates a fake-hardware node (plus `extra` fields) and returns its JSON; REQUIREs 201.
   Json createNode(Json extra = Json::object());
+  /// createNode, then manage, provide and deploy it (settling after each); REQUIREs that it
+  /// reaches "active" and returns its JSON then.
+  Json createActiveNode(Json extra = Json::object());
+  /// PUT /v1/nodes/{ident}/states/provision with {"target": target} (plus `extra`), then settles.
+  Response provision(const std::string& ident, const std::string& target,
+                     Json extra = Json::object());
 
   server::ServerApp& app() { return *app_; }
   FakeClock& clock() { return *clock_; }

@@ -104,6 +104,37 @@ class FakeInspect final : public InspectInterface {
   Result<StepResult> inspectHardware(TaskContext&) override { return StepResult::Done; }
 };
 
+/// Ironic's FakeVendorB: three methods that compare their argument `bar` with a word.
+class FakeVendor final : public VendorInterface {
+ public:
+  std::string_view name() const override { return "fake"; }
+  std::span<const VendorMethod> methods() const override {
+    static const VendorMethod kMethods[] = {
+        {"second_method", {"POST"}, true, "Test if the value of bar is kazoo", false, true},
+        {"third_method_sync", {"POST"}, false, "Test if the value of bar is meow", false, true},
+        {"fourth_method_shared_lock", {"POST"}, true, "Test if the value of bar is woof", false,
+         false},
+    };
+    return kMethods;
+  }
+  std::optional<std::string> validateCall(const TaskContext&, std::string_view method,
+                                          const json& args) const override {
+    const auto bar = args.find("bar");
+    if (bar == args.end() || bar->is_null() || (bar->is_string() && bar->get_ref<const std::string&>().empty()) ||
+        (bar->is_boolean() && !bar->get<bool>())) {
+      return "Parameter 'bar' not passed to method '" + std::string(method) + "'.";
+    }
+    return std::nullopt;
+  }
+  Result<json> call(TaskContext&, std::string_view method, std::string_view,
+                    const json& args) override {
+    const std::string_view word = method == "second_method"       ? "kazoo"
+                                  : method == "third_method_sync" ? "meow"
+                                                                  : "woof";
+    return json(args.value("bar", json()) == json(word));
+  }
+};
+
 /// Rescue without a rescue environment (Ironic's fake rescue): both directions finish at once.
 class FakeRescue final : public RescueInterface {
  public:
@@ -210,7 +241,8 @@ std::vector<std::unique_ptr<HardwareInterface>> makeFakeInterfaces() {
   out.push_back(std::make_unique<GenericInterface>(InterfaceType::Raid, "fake", false, raidSteps(true)));
   out.push_back(std::make_unique<GenericInterface>(InterfaceType::Bios, "fake", false, biosSteps()));
   out.push_back(std::make_unique<FakeRescue>());
-  for (auto t : {InterfaceType::Console, InterfaceType::Storage, InterfaceType::Vendor}) {
+  out.push_back(std::make_unique<FakeVendor>());
+  for (auto t : {InterfaceType::Console, InterfaceType::Storage}) {
     out.push_back(std::make_unique<GenericInterface>(t, "fake", false));
   }
   return out;

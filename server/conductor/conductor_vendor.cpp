@@ -1,0 +1,104 @@
+// Vendor passthru (Ironic's ConductorManager.vendor_passthru and
+// get_node_vendor_passthru_methods): methods of the node's vendor interface.
+#include <algorithm>
+
+#include "server/conductor/conductor.h"
+#include "server/conductor/conductor_detail.h"
+#include "server/model/node.h"
+
+namespace kiln::server {
+namespace {
+
+using Mode = Storage::Mode;
+using nlohmann::json;
+
+Result<VendorInterface*> vendorOf(const NodeDriver& driver, const Record& node) {
+  auto* vendor = dynamic_cast<VendorInterface*>(driver.get(InterfaceType::Vendor));
+  if (vendor == nullptr) {
+    return invalid("Driver " + node.str(kNodeDriver) +
+                   " does not support vendor (disabled or not implemented).");
+  }
+  return vendor;
+}
+
+}  // namespace
+
+Result<json> Conductor::vendorMethods(const std::string& uuid) {
+  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+  tx.reset();
+  const NodeDriver driver = KILN_TRY(driverFor(task.node));
+  VendorInterface* vendor = KILN_TRY(vendorOf(driver, task.node));
+  json out = json::object();
+  for (const auto& m : vendor->methods()) {
+    json http = json::array();
+    for (auto h : m.httpMethods) http.push_back(std::string(h));
+    out[std::string(m.name)] = {{"http_methods", http},
+                                {"async", m.async},
+                                {"description", std::string(m.description)},
+                                {"attach", m.attach},
+                                {"require_exclusive_lock", m.requireExclusiveLock}};
+  }
+  return out;
+}
+
+Result<VendorCallResult> Conductor::vendorPassthru(const std::string& uuid,
+                                                   const std::string& method,
+                                                   const std::string& httpMethod,
+                                                   const json& args) {
+  TaskContext task;
+  NodeDriver driver;
+  VendorInterface* vendor = nullptr;
+  const VendorMethod* spec = nullptr;
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    task = KILN_TRY(loadTask(*tx, uuid));
+    driver = KILN_TRY(driverFor(task.node));
+    task.driver = &driver;
+    vendor = KILN_TRY(vendorOf(driver, task.node));
+    const auto methods = vendor->methods();
+    const auto it = std::find_if(methods.begin(), methods.end(),
+                                 [&](const VendorMethod& m) { return m.name == method; });
+    if (it == methods.end()) return invalid("No handler for method " + method);
+    spec = &*it;
+    if (std::find(spec->httpMethods.begin(), spec->httpMethods.end(), httpMethod) ==
+        spec->httpMethods.end()) {
+      return invalid("The method " + method + " does not support HTTP " + httpMethod);
+    }
+    if (spec->requireExclusiveLock && !task.node[kNodeReservation].isNull()) {
+      return conflict(nodeLockedMessage(task.node));
+    }
+    if (auto reason = vendor->validateCall(task, method, args)) return invalid(*reason);
+    if (spec->requireExclusiveLock) {
+      task.node.setText(kNodeReservation, host());
+      KILN_TRY_VOID(saveTask(*tx, task));
+      KILN_TRY_VOID(tx->commit());
+    }
+  }
+  const bool exclusive = spec->requireExclusiveLock;
+  auto release = [this](TaskContext& t) {
+    t.node.setNull(kNodeReservation);
+    if (auto saved = saveInNewTransaction(t); !saved) {
+      t.log.error("cannot release the node after a vendor method",
+                  {{"error", saved.error().message}});
+    }
+  };
+  if (spec->async) {
+    submit(uuid, [this, vendor, method, httpMethod, args, exclusive, release,
+                  task = std::move(task), driver]() mutable {
+      task.driver = &driver;
+      if (auto done = vendor->call(task, method, httpMethod, args); !done) {
+        task.log.error("vendor passthru failed",
+                       {{"method", method}, {"error", done.error().message}});
+      }
+      if (exclusive) release(task);
+    });
+    return VendorCallResult{json(), true, spec->attach};
+  }
+  auto result = vendor->call(task, method, httpMethod, args);
+  if (exclusive) release(task);
+  if (!result) return std::unexpected(result.error());
+  return VendorCallResult{std::move(*result), false, spec->attach};
+}
+
+}  // namespace kiln::server
