@@ -16,7 +16,7 @@ PACKAGES="
   clang-16 libclang-rt-16-dev
   sqlite3 curl ca-certificates
   python3 python3-ironicclient python3-openstackclient python3-os-traits
-  python3-tempest python3-ddt python3-stestr python3-testtools python3-subunit
+  python3-tempest ironic-tempest-plugin python3-ddt python3-stestr python3-testtools python3-subunit
   apache2-utils
   wrk time valgrind
 "

@@ -283,6 +283,12 @@ void ApiService::buildRoutes() {
     router_.add({"DELETE", base + "/{template}", bind(t, &DeployTemplateHandlers::remove), 55, 405,
                  msg, false, "baremetal:deploy_template:delete"});
   }
+
+  // The node-last spellings Ironic's routing also answers (ironic-tempest-plugin uses
+  // GET /v1/nodes/states/console/{id}).
+  router_.addNodeLastAliases({"states", "states/console", "states/power", "states/provision",
+                              "states/raid", "management/boot_device", "management/inject_nmi",
+                              "maintenance"});
 }
 
 ApiResponse ApiService::handle(const ApiRequest& request) {

@@ -454,7 +454,14 @@ Result<ApiResponse> PortHandlers::updatePortgroup(RequestContext& ctx) {
   const std::string& ident = ctx.param(0);
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     Record before = KILN_TRY(findPortgroup(tx, ident));
-    Record pg = KILN_TRY(patchRecord(pgSchema(), before, patch, ctx.version));
+    // Ironic's 1.26 check (is_path_updated) looks at the first operation only: below 1.26 a
+    // patch whose first operation leaves mode and properties alone may change them later.
+    int version = ctx.version;
+    if (version < 26 && !patch.ops.empty()) {
+      const std::string& first = patch.ops.front().tokens.front();
+      if (first != "mode" && first != "properties") version = 26;
+    }
+    Record pg = KILN_TRY(patchRecord(pgSchema(), before, patch, version));
     // Every name the patch writes is checked, not only the last one.
     for (size_t i = 0; i < patch.ops.size(); ++i) {
       if (patch.ops[i].path != "/name" || patch.ops[i].op == "remove") continue;

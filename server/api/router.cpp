@@ -14,6 +14,21 @@ void Router::add(Route route) {
   routes_.push_back(std::move(e));
 }
 
+void Router::addNodeLastAliases(std::initializer_list<std::string_view> suffixes) {
+  std::vector<Route> aliases;
+  for (const auto& e : routes_) {
+    const std::string_view pattern = e.route.pattern;
+    constexpr std::string_view kPrefix = "/v1/nodes/{node}/";
+    if (pattern.substr(0, kPrefix.size()) != kPrefix) continue;
+    const std::string_view suffix = pattern.substr(kPrefix.size());
+    if (std::find(suffixes.begin(), suffixes.end(), suffix) == suffixes.end()) continue;
+    Route alias = e.route;
+    alias.pattern = "/v1/nodes/" + std::string(suffix) + "/{node}";
+    aliases.push_back(std::move(alias));
+  }
+  for (auto& a : aliases) add(std::move(a));
+}
+
 Router::Match Router::match(std::string_view method, const std::vector<std::string>& segments) const {
   Match m;
   // Prefer literal segments over parameters: "/v1/nodes/detail" beats "/v1/nodes/{node}".

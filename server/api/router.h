@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,11 @@ class Router {
     bool pathMatched = false;           ///< some route has this path (405 if no method)
     std::vector<std::string> allowed;   ///< methods allowed on the path
   };
+
+  /// For every route "/v1/nodes/{node}/<suffix>" with a suffix in `suffixes`, adds the same
+  /// route as "/v1/nodes/<suffix>/{node}": Ironic's Pecan controllers also take the node's
+  /// identity as the last segment of their sub-resources (GET /v1/nodes/states/console/{id}).
+  void addNodeLastAliases(std::initializer_list<std::string_view> suffixes);
 
   /// Finds the route for a method and normalised segments ("v1", "nodes", "abc").
   Match match(std::string_view method, const std::vector<std::string>& segments) const;

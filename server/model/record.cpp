@@ -125,7 +125,7 @@ FieldMask visibleFields(const Schema& schema, int minor) {
   FieldMask mask;
   for (size_t i = 0; i < schema.size(); ++i) {
     const auto& f = schema[i];
-    if (!f.has(kInternal) && f.since <= minor) {
+    if (!f.has(kInternal) && (f.since <= minor || f.has(kShownBeforeSince))) {
       mask.set(i);
     }
   }

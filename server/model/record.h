@@ -45,6 +45,9 @@ enum FieldFlag : uint32_t {
   kDefaultList = 1u << 6,  ///< included in the short (non-detail) list view.
   kInternal = 1u << 7,     ///< stored but never rendered (the integer primary key).
   kNoSelect = 1u << 8,     ///< a link collection shown in full views only, not via fields=.
+  /// Rendered at every version, as Ironic renders it before the microversion that introduced
+  /// it (port group mode, properties, ports); fields=, POST and PATCH still need the version.
+  kShownBeforeSince = 1u << 9,
 };
 
 /// One field of a resource schema.

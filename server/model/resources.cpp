@@ -8,7 +8,7 @@ namespace {
 using FT = FieldType;
 constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable,
                    X = kComputed, L = kDefaultList, I = kInternal,
-                   NS = kNoSelect;
+                   NS = kNoSelect, E = kShownBeforeSince;
 
 // Ports (docs/ironic-api.md §9). Order must match enum PortField in port.h.
 constexpr FieldSpec kPortFields[] = {
@@ -37,12 +37,12 @@ constexpr FieldSpec kPortgroupFields[] = {
     {"extra", FT::Object, 23, C | P},
     {"internal_info", FT::Object, 23, 0},
     {"standalone_ports_supported", FT::Bool, 23, C | P | S},
-    {"mode", FT::String, 26, N | C | P | S, 255},
-    {"properties", FT::Object, 26, C | P},
+    {"mode", FT::String, 26, N | C | P | S | E, 255},
+    {"properties", FT::Object, 26, C | P | E},
     {"created_at", FT::Time, 23, N | S},
     {"updated_at", FT::Time, 23, N | S},
     {"links", FT::Array, 23, X | L},
-    {"ports", FT::Array, 24, X | NS},
+    {"ports", FT::Array, 24, X | NS | E},
 };
 
 constexpr FieldSpec kChassisFields[] = {

@@ -52,3 +52,22 @@ TEST_CASE("console requests are validated and no-console refuses them", "[server
   CHECK(api.put("/v1/nodes/missing/states/console", {{"enabled", true}}).status == 404);
   CHECK(api.get("/v1/nodes/c3").json()["console_enabled"] == false);
 }
+
+TEST_CASE("node sub-resources also answer with the node last, as Ironic's routing does",
+          "[server][api][console][routing]") {
+  TestApi api;
+  const std::string uuid = api.createNode({{"name", "c4"}, {"console_interface", "fake"}})["uuid"];
+  api.version = "1.1";
+  auto r = api.get("/v1/nodes/states/console/" + uuid);
+  REQUIRE(r.status == 200);
+  CHECK(r.json() == Json({{"console_enabled", false}, {"console_info", nullptr}}));
+  CHECK(api.get("/v1/nodes/states/" + uuid).json()["provision_state"] == "enroll");
+  CHECK(api.putRaw("/v1/nodes/maintenance/c4").status == 202);
+  CHECK(api.get("/v1/nodes/c4").json()["maintenance"] == true);
+  CHECK(api.del("/v1/nodes/maintenance/c4").status == 202);
+  CHECK(api.get("/v1/nodes/management/boot_device/c4").status == 200);
+  CHECK(api.put("/v1/nodes/states/power/c4", {{"target", "power on"}}).status == 202);
+  // The usual spelling is unchanged, and an unknown node is still a 404.
+  CHECK(api.get("/v1/nodes/c4/states/console").status == 200);
+  CHECK(api.get("/v1/nodes/states/console/nope").status == 404);
+}
