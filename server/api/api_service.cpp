@@ -10,6 +10,7 @@
 #include "server/api/deploy_template_handlers.h"
 #include "server/api/errors.h"
 #include "server/api/event_handlers.h"
+#include "server/api/management_handlers.h"
 #include "server/api/node_handlers.h"
 #include "server/api/port_handlers.h"
 #include "server/api/vendor_handlers.h"
@@ -66,7 +67,8 @@ ApiService::ApiService(ApiDeps deps)
       vifs_(std::make_unique<VifHandlers>(deps_)),
       console_(std::make_unique<ConsoleHandlers>(deps_)),
       agent_(std::make_unique<AgentHandlers>(deps_)),
-      boot_(std::make_unique<BootHandlers>(deps_)) {
+      boot_(std::make_unique<BootHandlers>(deps_)),
+      management_(std::make_unique<ManagementHandlers>(deps_)) {
   buildRoutes();
 }
 
@@ -143,6 +145,25 @@ void ApiService::buildRoutes() {
       "baremetal:node:set_boot_device");
   add("GET", "/v1/nodes/{node}/management/boot_device/supported",
       bind(n, &NodeHandlers::supportedBootDevices));
+  // Boot mode, secure boot, NMI and indicators. The boot mode and secure boot handlers check
+  // the version themselves, after the node lookup (as Ironic); Ironic gates the indicators by
+  // no version.
+  {
+    auto* m = management_.get();
+    add("PUT", "/v1/nodes/{node}/states/boot_mode", bind(m, &ManagementHandlers::setBootMode), 1,
+        "baremetal:node:set_boot_mode");
+    add("PUT", "/v1/nodes/{node}/states/secure_boot", bind(m, &ManagementHandlers::setSecureBoot),
+        1, "baremetal:node:set_secure_boot");
+    router_.add({"PUT", "/v1/nodes/{node}/management/inject_nmi",
+                 bind(m, &ManagementHandlers::injectNmi), 29, 404, "Resource could not be found.",
+                 false, "baremetal:node:inject_nmi"});
+    add("GET", "/v1/nodes/{node}/management/indicators",
+        bind(m, &ManagementHandlers::listIndicators));
+    add("GET", "/v1/nodes/{node}/management/indicators/{indicator}",
+        bind(m, &ManagementHandlers::getIndicator));
+    add("PUT", "/v1/nodes/{node}/management/indicators/{indicator}",
+        bind(m, &ManagementHandlers::setIndicator), 1, "baremetal:node:set_indicator_state");
+  }
   add("GET", "/v1/nodes/{node}/cleaning/steps", bind(n, &NodeHandlers::cleaningSteps), 15);
   // Node traits (1.37). Below 1.37 Ironic's node controller answers these paths itself: a GET
   // looks the node up and then refuses "traits" as a field (406, so listTraits checks the

@@ -45,6 +45,7 @@ class VifHandlers;
 class ConsoleHandlers;
 class AgentHandlers;
 class BootHandlers;
+class ManagementHandlers;
 
 class ApiService {
  public:
@@ -71,6 +72,7 @@ class ApiService {
   std::unique_ptr<ConsoleHandlers> console_;
   std::unique_ptr<AgentHandlers> agent_;
   std::unique_ptr<BootHandlers> boot_;
+  std::unique_ptr<ManagementHandlers> management_;
 };
 
 }  // namespace kiln::server

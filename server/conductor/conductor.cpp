@@ -735,10 +735,11 @@ Result<Conductor::Next> Conductor::doVerify(TaskContext& task) {
                               power.error().message);
   }
   task.node.setText(kNodePowerState, *power);
+  const FieldMask bootFields = cacheBootMode(task);  // as Ironic's verify
   transition(task, "done");
   task.node.setNull(kNodeTargetProvisionState);
   task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task));
+  KILN_TRY_VOID(saveInNewTransaction(task, bootFields));
   return Next::Stop;
 }
 
@@ -1137,6 +1138,8 @@ bool Conductor::syncPowerState(const Record& n) {
   if (!driver || driver->power->validate(task)) return true;  // not set up for power yet
   task.driver = &*driver;
   auto observed = driver->power->getPowerState(task);
+  // As Ironic's sync: once the power state is read, the boot mode and secure boot are cached.
+  const FieldMask bootFields = observed ? cacheBootMode(task) : FieldMask();
   auto tx = deps_.storage.begin(Mode::Write);
   if (!tx) return false;
   auto current = loadTask(**tx, n.uuid());
@@ -1158,6 +1161,10 @@ bool Conductor::syncPowerState(const Record& n) {
     }
   } else {
     current->internalInfo.erase("power_sync_failures");
+    for (size_t f : {kNodeBootMode, kNodeSecureBoot}) {
+      if (bootFields.test(f)) current->node[f] = task.node[f];
+    }
+    extra |= bootFields;
     const auto recorded = current->node.optStr(kNodePowerState);
     if (!recorded) {
       current->node.setText(kNodePowerState, *observed);
@@ -1174,7 +1181,7 @@ bool Conductor::syncPowerState(const Record& n) {
                              {{"recorded", *recorded}, {"observed", *observed}});
         current->node.setText(kNodePowerState, *observed);
       }
-    } else {
+    } else if (bootFields.none()) {
       return true;
     }
   }

@@ -89,6 +89,20 @@ class Conductor {
                              bool persistent);
   Result<std::vector<std::string>> supportedBootDevices(const std::string& nodeUuid);
 
+  // The other management features (conductor_management.cpp), as Ironic's conductor: boot mode
+  // and secure boot change asynchronously (Conflict when locked, InvalidArgument when the
+  // management interface does not validate; the worker records a failure in last_error and a
+  // success in boot_mode / secure_boot), the rest synchronously under the node's lock.
+  Result<void> setBootMode(const std::string& nodeUuid, const std::string& mode);
+  Result<void> setSecureBoot(const std::string& nodeUuid, bool enabled);
+  Result<void> injectNmi(const std::string& nodeUuid);
+  /// Every component's indicators (no lock, as Ironic's shared task).
+  Result<ManagementInterface::Indicators> supportedIndicators(const std::string& nodeUuid);
+  Result<std::string> getIndicatorState(const std::string& nodeUuid, const std::string& component,
+                                        const std::string& indicator);
+  Result<void> setIndicatorState(const std::string& nodeUuid, const std::string& component,
+                                 const std::string& indicator, const std::string& state);
+
   /// Resumes a node parked in "clean wait" or "wait call-back". `stepFinished`: the current
   /// asynchronous step completed (the next one runs); false re-runs the current one.
   Result<void> resume(const std::string& nodeUuid, bool stepFinished);
@@ -185,6 +199,18 @@ class Conductor {
   /// on a corrupt row; a node another conductor holds is left alone.
   void failUnfinished(const std::string& uuid, const std::string& message);
   void powerAction(const std::string& uuid, const std::string& target, int timeoutSeconds);
+  /// The workers of setBootMode / setSecureBoot (Ironic's node_change_boot_mode and
+  /// node_change_secure_boot).
+  void changeBootMode(const std::string& uuid, const std::string& mode);
+  void changeSecureBoot(const std::string& uuid, bool enabled);
+  /// Reserves the node for a management call and runs `body` with its driver, after the
+  /// management interface validated; releases the node (saving driver_internal_info).
+  Result<void> withManagementLock(const std::string& uuid,
+                                  const std::function<Result<void>(TaskContext&)>& body);
+  /// Ironic's node_cache_boot_mode: reads the boot mode and secure boot state (null when the
+  /// management interface does not support them) into task.node; the fields it changed, or
+  /// none when reading failed otherwise.
+  FieldMask cacheBootMode(TaskContext& task);
 
   Result<TaskContext> loadTask(Transaction& tx, const std::string& uuid);
   /// Writes the conductor-owned fields of task.node (plus `extra`) onto the stored row.

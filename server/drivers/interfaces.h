@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -134,18 +135,65 @@ class PowerInterface : public HardwareInterface {
   }
 };
 
-/// Boot device selection.
+/// Boot device selection, and the optional management features (boot mode, secure boot, NMI,
+/// indicators): their defaults fail as Ironic's base ManagementInterface does, with
+/// unsupported() (400 "Driver X does not support Y (disabled or not implemented).").
 class ManagementInterface : public HardwareInterface {
  public:
   struct BootDevice {
     std::string device;               ///< "pxe", "disk", "cdrom", "bios", "safe"
     std::optional<bool> persistent;   ///< unknown when the BMC cannot tell
   };
+  /// One indicator (an LED) of a hardware component.
+  struct Indicator {
+    bool readonly = true;
+    std::vector<std::string> states;  ///< of "BLINKING", "OFF", "ON" (Ironic's indicator_states)
+  };
+  /// component ("system", "chassis", "disk") -> indicator name -> what it can do.
+  using Indicators = std::map<std::string, std::map<std::string, Indicator>>;
+
   InterfaceType type() const override { return InterfaceType::Management; }
   virtual Result<BootDevice> getBootDevice(TaskContext& task) = 0;
   virtual Result<void> setBootDevice(TaskContext& task, std::string_view device,
                                      bool persistent) = 0;
   virtual std::vector<std::string> supportedBootDevices(const TaskContext& task) const = 0;
+
+  /// The boot mode the node boots in: "uefi" or "bios"; nullopt when the BMC does not say.
+  virtual Result<std::optional<std::string>> getBootMode(TaskContext& task) {
+    return unsupported(task, "get_boot_mode");
+  }
+  /// Sets the boot mode ("uefi" or "bios") for the next boots.
+  virtual Result<void> setBootMode(TaskContext& task, std::string_view mode) {
+    return unsupported(task, "set_boot_mode");
+  }
+  /// Whether UEFI secure boot is enabled; nullopt when the BMC does not say.
+  virtual Result<std::optional<bool>> getSecureBoot(TaskContext& task) {
+    return unsupported(task, "get_secure_boot_state");
+  }
+  virtual Result<void> setSecureBoot(TaskContext& task, bool enabled) {
+    return unsupported(task, "set_secure_boot_state");
+  }
+  /// Injects a non-maskable interrupt now.
+  virtual Result<void> injectNmi(TaskContext& task) { return unsupported(task, "inject_nmi"); }
+  /// The node's indicators; only those of `component` unless it is empty.
+  virtual Result<Indicators> supportedIndicators(TaskContext& task, std::string_view component) {
+    return unsupported(task, "get_supported_indicators");
+  }
+  /// The state of one indicator: "ON", "OFF", "BLINKING" or "UNKNOWN".
+  virtual Result<std::string> getIndicatorState(TaskContext& task, std::string_view component,
+                                                std::string_view indicator) {
+    return unsupported(task, "get_indicator_state");
+  }
+  virtual Result<void> setIndicatorState(TaskContext& task, std::string_view component,
+                                         std::string_view indicator, std::string_view state) {
+    return unsupported(task, "set_indicator_state");
+  }
+
+  /// Ironic's UnsupportedDriverExtension for the node's driver: InvalidArgument "Driver
+  /// <driver> does not support <extension> (disabled or not implemented)."
+  static std::unexpected<Error> unsupported(const TaskContext& task, std::string_view extension);
+  /// Whether `error` is unsupported()'s.
+  static bool isUnsupported(const Error& error);
 };
 
 /// How the node boots: the agent ramdisk or its own disk.

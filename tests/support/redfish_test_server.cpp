@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -204,17 +205,104 @@ struct RedfishTestServer::State {
     if (!s.allowedBootTargets.empty()) {
       boot["BootSourceOverrideTarget@Redfish.AllowableValues"] = s.allowedBootTargets;
     }
+    if (!s.bootMode.empty()) {
+      boot["BootSourceOverrideMode"] = s.bootMode;
+      boot["BootSourceOverrideMode@Redfish.AllowableValues"] = {"Legacy", "UEFI"};
+    }
     json reset = {{"target", resetPath(s)}};
     if (!s.allowedResetTypes.empty()) {
       reset["ResetType@Redfish.AllowableValues"] = s.allowedResetTypes;
     }
-    return {{"@odata.id", s.path()},
-            {"@odata.type", "#ComputerSystem.v1_10_0.ComputerSystem"},
+    json system = {{"@odata.id", s.path()},
+                   {"@odata.type", "#ComputerSystem.v1_10_0.ComputerSystem"},
+                   {"Id", s.id},
+                   {"Name", "Test system " + s.id},
+                   {"UUID", s.uuid},
+                   {"PowerState", s.powerState},
+                   {"Boot", boot},
+                   {"Actions", {{"#ComputerSystem.Reset", reset}}}};
+    if (!s.indicatorLed.empty()) system["IndicatorLED"] = s.indicatorLed;
+    if (s.hasSecureBoot) system["SecureBoot"] = {{"@odata.id", s.path() + "/SecureBoot"}};
+    if (!s.chassisIndicatorLed.empty()) {
+      system["Links"] = {{"Chassis", json::array({{{"@odata.id", s.chassisPath()}}})}};
+    }
+    return system;
+  }
+
+  static json renderSecureBoot(const RedfishSystemState& s) {
+    return {{"@odata.id", s.path() + "/SecureBoot"},
+            {"@odata.type", "#SecureBoot.v1_1_0.SecureBoot"},
+            {"Id", "SecureBoot"},
+            {"Name", "UEFI Secure Boot"},
+            {"SecureBootEnable", s.secureBootEnable},
+            {"SecureBootCurrentBoot", s.secureBootEnable ? "Enabled" : "Disabled"},
+            {"SecureBootMode", "DeployedMode"}};
+  }
+
+  static json renderChassis(const RedfishSystemState& s) {
+    return {{"@odata.id", s.chassisPath()},
+            {"@odata.type", "#Chassis.v1_10_0.Chassis"},
             {"Id", s.id},
-            {"Name", "Test system " + s.id},
-            {"PowerState", s.powerState},
-            {"Boot", boot},
-            {"Actions", {{"#ComputerSystem.Reset", reset}}}};
+            {"Name", "Test chassis " + s.id},
+            {"UUID", s.chassisUuid},
+            {"ChassisType", "RackMount"},
+            {"IndicatorLED", s.chassisIndicatorLed}};
+  }
+
+  /// The body of a PATCH as an object, or the error to answer.
+  static std::variant<json, Reply> patchBody(const RecordedRequest& request) {
+    json body = json::parse(request.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return redfishError(400, "MalformedJSON",
+                          "The request body submitted was malformed JSON and could not be "
+                          "parsed by the receiving service.");
+    }
+    return body;
+  }
+
+  static std::optional<Reply> checkIndicatorLed(const json& value) {
+    if (!value.is_string() || (value != "Lit" && value != "Blinking" && value != "Off")) {
+      return redfishError(400, "PropertyValueNotInList",
+                          "The value " + value.dump() +
+                              " for the property IndicatorLED is not in the list of acceptable "
+                              "values.");
+    }
+    return std::nullopt;
+  }
+
+  static Reply readOnly(const std::string& key) {
+    return redfishError(400, "PropertyNotWritable",
+                        "The property " + key +
+                            " is a read only property and cannot be "
+                            "assigned a value.");
+  }
+
+  Reply patchSecureBoot(SystemEntry& e, const RecordedRequest& request) {
+    auto parsed = patchBody(request);
+    if (auto* error = std::get_if<Reply>(&parsed)) return *error;
+    const json& body = std::get<json>(parsed);
+    for (const auto& [key, value] : body.items()) {
+      if (key != "SecureBootEnable") return readOnly(key);
+      if (!value.is_boolean()) {
+        return redfishError(400, "PropertyValueTypeError",
+                            "The value for the property SecureBootEnable is of a different type "
+                            "than the property can accept.");
+      }
+    }
+    if (body.contains("SecureBootEnable")) e.state.secureBootEnable = body["SecureBootEnable"];
+    return Reply{204, "", {}};
+  }
+
+  Reply patchChassis(SystemEntry& e, const RecordedRequest& request) {
+    auto parsed = patchBody(request);
+    if (auto* error = std::get_if<Reply>(&parsed)) return *error;
+    const json& body = std::get<json>(parsed);
+    for (const auto& [key, value] : body.items()) {
+      if (key != "IndicatorLED") return readOnly(key);
+      if (auto error = checkIndicatorLed(value)) return *error;
+    }
+    if (body.contains("IndicatorLED")) e.state.chassisIndicatorLed = body["IndicatorLED"];
+    return Reply{204, "", {}};
   }
 
   Reply getSystem(SystemEntry& e) {
@@ -237,6 +325,10 @@ struct RedfishTestServer::State {
                           "parsed by the receiving service.");
     }
     for (const auto& [key, value] : body.items()) {
+      if (key == "IndicatorLED" && !e.state.indicatorLed.empty()) {
+        if (auto error = checkIndicatorLed(value)) return *error;
+        continue;
+      }
       if (key != "Boot") {
         return redfishError(400, "PropertyNotWritable",
                             "The property " + key +
@@ -245,11 +337,16 @@ struct RedfishTestServer::State {
       }
     }
     const auto boot = body.find("Boot");
+    if (boot == body.end() && body.contains("IndicatorLED")) {
+      e.state.indicatorLed = body["IndicatorLED"];
+      return Reply{204, "", {}};
+    }
     if (boot == body.end() || !boot->is_object()) {
       return redfishError(400, "PropertyValueTypeError", "The property Boot must be an object.");
     }
     std::string target = e.state.bootTarget;
     std::string enabled = e.state.bootEnabled;
+    std::string mode = e.state.bootMode;
     for (const auto& [key, value] : boot->items()) {
       if (!value.is_string()) {
         return redfishError(400, "PropertyValueTypeError",
@@ -274,6 +371,14 @@ struct RedfishTestServer::State {
                                   "is not in the list of acceptable values.");
         }
         enabled = text;
+      } else if (key == "BootSourceOverrideMode" && !e.state.bootMode.empty()) {
+        if (text != "UEFI" && text != "Legacy") {
+          return redfishError(400, "PropertyValueNotInList",
+                              "The value " + text +
+                                  " for the property BootSourceOverrideMode "
+                                  "is not in the list of acceptable values.");
+        }
+        mode = text;
       } else {
         return redfishError(400, "PropertyUnknown",
                             "The property " + key +
@@ -283,6 +388,8 @@ struct RedfishTestServer::State {
     }
     e.state.bootTarget = target;
     e.state.bootEnabled = enabled;
+    e.state.bootMode = mode;
+    if (body.contains("IndicatorLED")) e.state.indicatorLed = body["IndicatorLED"];
     return Reply{204, "", {}};
   }
 
@@ -300,7 +407,7 @@ struct RedfishTestServer::State {
     const auto type = it->get<std::string>();
     const bool known = type == "On" || type == "ForceOn" || type == "ForceOff" ||
                        type == "GracefulShutdown" || type == "ForceRestart" ||
-                       type == "GracefulRestart" || type == "PowerCycle";
+                       type == "GracefulRestart" || type == "PowerCycle" || type == "Nmi";
     if (!known ||
         (!e.state.allowedResetTypes.empty() && !contains(e.state.allowedResetTypes, type))) {
       return redfishError(400, "ActionParameterValueNotInList",
@@ -309,6 +416,7 @@ struct RedfishTestServer::State {
                               "ComputerSystem.Reset is not in the list of acceptable values.");
     }
     e.state.resets.push_back(type);
+    if (type == "Nmi") return Reply{204, "", {}};  // an interrupt: the power state stays
     const std::string current = e.pendingPowerState ? *e.pendingPowerState : e.state.powerState;
     std::string final;
     if (type == "On" || type == "ForceOn") {
@@ -405,6 +513,16 @@ struct RedfishTestServer::State {
       if (path == e.state.path()) {
         if (method == "GET") return getSystem(e);
         if (method == "PATCH") return patchSystem(e, request);
+        return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      }
+      if (e.state.hasSecureBoot && path == e.state.path() + "/SecureBoot") {
+        if (method == "GET") return jsonReply(200, renderSecureBoot(e.state));
+        if (method == "PATCH") return patchSecureBoot(e, request);
+        return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      }
+      if (!e.state.chassisIndicatorLed.empty() && path == e.state.chassisPath()) {
+        if (method == "GET") return jsonReply(200, renderChassis(e.state));
+        if (method == "PATCH") return patchChassis(e, request);
         return redfishError(405, "ActionNotSupported", "Method not allowed.");
       }
       if (path == resetPath(e.state)) {

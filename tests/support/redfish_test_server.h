@@ -2,7 +2,8 @@
 //
 // A small in-process Redfish BMC for tests: real HTTP (Pistache) on 127.0.0.1, an ephemeral
 // port. It serves the service root, the Systems collection, each ComputerSystem (GET, and
-// PATCH of Boot), the ComputerSystem.Reset action and SessionService sessions, with optional
+// PATCH of Boot and IndicatorLED), its SecureBoot resource and optional chassis (GET, PATCH),
+// the ComputerSystem.Reset action (Nmi included) and SessionService sessions, with optional
 // credential enforcement (basic and/or session), a power change that takes effect only after a
 // configurable number of polls, error injection and a record of every request received.
 //
@@ -33,8 +34,21 @@ struct RedfishSystemState {
   /// BootSourceOverrideTarget@Redfish.AllowableValues; empty = not advertised (any accepted).
   std::vector<std::string> allowedBootTargets = {"None", "Pxe", "Hdd", "Cd", "BiosSetup"};
   /// ResetType@Redfish.AllowableValues; empty = not advertised (the standard ones accepted).
-  std::vector<std::string> allowedResetTypes = {"On", "ForceOff", "GracefulShutdown",
-                                                "ForceRestart", "GracefulRestart"};
+  std::vector<std::string> allowedResetTypes = {
+      "On", "ForceOff", "GracefulShutdown", "ForceRestart", "GracefulRestart", "Nmi"};
+  std::string uuid = "8b3a4b1c-5d6e-4f70-8192-a3b4c5d6e7f8";  ///< the system's UUID
+  /// Boot.BootSourceOverrideMode, "UEFI" or "Legacy" (PATCHable); "" = not reported, and a
+  /// PATCH of it is refused.
+  std::string bootMode = "UEFI";
+  /// Whether the system links a SecureBoot resource (<system>/SecureBoot, GET and PATCH).
+  bool hasSecureBoot = true;
+  bool secureBootEnable = false;  ///< SecureBoot.SecureBootEnable
+  /// IndicatorLED: "Lit", "Blinking" or "Off" (PATCHable); "" = not reported.
+  std::string indicatorLed = "Off";
+  /// The IndicatorLED of a chassis the system links (/redfish/v1/Chassis/<id>, GET and PATCH);
+  /// "" = the system links no chassis.
+  std::string chassisIndicatorLed;
+  std::string chassisUuid = "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f";  ///< the chassis' UUID
   /// The Reset action's target path; "" = <system>/Actions/ComputerSystem.Reset.
   std::string resetTarget;
   /// Every ResetType accepted so far, in order (for assertions).
@@ -42,6 +56,8 @@ struct RedfishSystemState {
 
   /// "/redfish/v1/Systems/<id>".
   std::string path() const { return "/redfish/v1/Systems/" + id; }
+  /// "/redfish/v1/Chassis/<id>".
+  std::string chassisPath() const { return "/redfish/v1/Chassis/" + id; }
 };
 
 /// A request as the BMC received it.

@@ -1,5 +1,7 @@
 #include "server/drivers/fake/fake_interfaces.h"
 
+#include <algorithm>
+
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/json/json_util.h"
@@ -52,6 +54,82 @@ class FakeManagement final : public ManagementInterface {
   }
   std::vector<std::string> supportedBootDevices(const TaskContext&) const override {
     return {"pxe", "disk", "cdrom", "bios", "safe"};
+  }
+
+  // Boot mode and secure boot: remembered in driver_internal_info (Ironic's fake has neither;
+  // Kiln's lets the API's boot mode and secure boot actions run on fake hardware).
+  Result<std::optional<std::string>> getBootMode(TaskContext& task) override {
+    return std::optional<std::string>(task.internalInfo.value("fake_boot_mode", "uefi"));
+  }
+  Result<void> setBootMode(TaskContext& task, std::string_view mode) override {
+    task.internalInfo["fake_boot_mode"] = std::string(mode);
+    return {};
+  }
+  Result<std::optional<bool>> getSecureBoot(TaskContext& task) override {
+    return std::optional<bool>(task.internalInfo.value("fake_secure_boot", false));
+  }
+  Result<void> setSecureBoot(TaskContext& task, bool enabled) override {
+    task.internalInfo["fake_secure_boot"] = enabled;
+    return {};
+  }
+  Result<void> injectNmi(TaskContext&) override { return {}; }
+
+  // Indicators as Ironic's fake: a read-only chassis LED and a settable system LED. A state
+  // set is remembered in driver_internal_info; one never set reads ON, as Ironic's fake does.
+  Result<Indicators> supportedIndicators(TaskContext&, std::string_view component) override {
+    Indicators all = {{"chassis", {{"led-0", Indicator{true, {"OFF", "ON"}}}}},
+                      {"system", {{"led", Indicator{false, {"BLINKING", "OFF", "ON"}}}}}};
+    if (component.empty()) return all;
+    Indicators one;
+    if (auto it = all.find(std::string(component)); it != all.end()) one.insert(*it);
+    return one;
+  }
+  Result<std::string> getIndicatorState(TaskContext& task, std::string_view component,
+                                        std::string_view indicator) override {
+    KILN_TRY(findIndicator(task, component, indicator));
+    const json& states = task.internalInfo.contains("fake_indicator_states")
+                             ? task.internalInfo["fake_indicator_states"]
+                             : json::object();
+    const std::string key = std::string(indicator) + "@" + std::string(component);
+    if (states.is_object() && states.contains(key) && states[key].is_string()) {
+      return states[key].get<std::string>();
+    }
+    return std::string("ON");
+  }
+  Result<void> setIndicatorState(TaskContext& task, std::string_view component,
+                                 std::string_view indicator, std::string_view state) override {
+    const Indicator found = KILN_TRY(findIndicator(task, component, indicator));
+    if (found.readonly) {
+      return invalid("Indicator " + std::string(indicator) + " of component " +
+                     std::string(component) + " is read-only.");
+    }
+    if (std::find(found.states.begin(), found.states.end(), state) == found.states.end()) {
+      std::string list;
+      for (const auto& s : found.states) list += (list.empty() ? "" : ", ") + s;
+      return invalid("Invalid state " + std::string(state) + " for indicator " +
+                     std::string(indicator) + " of component " + std::string(component) +
+                     " (it accepts " + list + ").");
+    }
+    json& states = task.internalInfo["fake_indicator_states"];
+    if (!states.is_object()) states = json::object();
+    states[std::string(indicator) + "@" + std::string(component)] = std::string(state);
+    return {};
+  }
+
+ private:
+  /// Ironic's fake checks: "Invalid component X specified.", "Invalid indicator X specified."
+  Result<Indicator> findIndicator(TaskContext& task, std::string_view component,
+                                  std::string_view indicator) {
+    const Indicators all = KILN_TRY(supportedIndicators(task, ""));
+    const auto c = all.find(std::string(component));
+    if (c == all.end()) {
+      return invalid("Invalid component " + std::string(component) + " specified.");
+    }
+    const auto i = c->second.find(std::string(indicator));
+    if (i == c->second.end()) {
+      return invalid("Invalid indicator " + std::string(indicator) + " specified.");
+    }
+    return i->second;
   }
 };
 

@@ -38,4 +38,13 @@ std::vector<std::string> IpmitoolManagement::supportedBootDevices(const TaskCont
   return kBootDevices;
 }
 
+Result<void> IpmitoolManagement::injectNmi(TaskContext& task) {
+  auto done = ipmitool_.run(task, {"power", "diag"});
+  if (!done) {
+    task.log.error("Inject NMI failed", {{"node", task.uuid()}, {"error", done.error().message}});
+    return fail(done.error().code, "IPMI call failed: power diag. " + done.error().message);
+  }
+  return {};
+}
+
 }  // namespace kiln::server

@@ -4,6 +4,7 @@
 //   setBootDevice   `raw 0x00 0x08 0x03 0x08` (keep the override past 60 s), then
 //                   `chassis bootdev <device> [options=persistent]`
 //   getBootDevice   `chassis bootparam get 5`, parsed by parseBootFlags
+//   injectNmi       `power diag` (as Ironic's ipmitool management)
 #pragma once
 
 #include <optional>
@@ -39,6 +40,10 @@ class IpmitoolManagement final : public ManagementInterface {
 
   /// pxe, disk, cdrom, bios, safe.
   std::vector<std::string> supportedBootDevices(const TaskContext& task) const override;
+
+  /// A non-maskable interrupt through `power diag`. Errors as Ipmitool::run, their message
+  /// prefixed with Ironic's "IPMI call failed: power diag.".
+  Result<void> injectNmi(TaskContext& task) override;
 
  private:
   Ipmitool ipmitool_;

@@ -1,6 +1,22 @@
 #include "server/drivers/redfish/redfish_common.h"
 
+#include <algorithm>
+
 namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+
+const json* resetAction(const json& system) {
+  if (!system.is_object()) return nullptr;
+  const auto actions = system.find("Actions");
+  if (actions == system.end() || !actions->is_object()) return nullptr;
+  const auto reset = actions->find("#ComputerSystem.Reset");
+  if (reset == actions->end() || !reset->is_object()) return nullptr;
+  return &*reset;
+}
+
+}  // namespace
 
 Result<RedfishTarget> connectRedfish(const HttpClientPtr& http, const TaskContext& task) {
   auto config = KILN_TRY(parseRedfishConfig(task.driverInfo, task.uuid()));
@@ -16,6 +32,47 @@ std::optional<std::string> validateRedfishDriverInfo(const TaskContext& task) {
     return config.error().message;
   }
   return std::nullopt;
+}
+
+std::vector<std::string> redfishResetTypes(const json& system) {
+  std::vector<std::string> out;
+  if (const json* reset = resetAction(system)) {
+    const auto it = reset->find("ResetType@Redfish.AllowableValues");
+    if (it != reset->end() && it->is_array()) {
+      for (const auto& v : *it) {
+        if (v.is_string()) out.push_back(v.get<std::string>());
+      }
+    }
+  }
+  return out;
+}
+
+Result<void> redfishReset(const TaskContext& task, RedfishTarget& target, const json& system,
+                          std::string_view type) {
+  const auto allowed = redfishResetTypes(system);
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), type) == allowed.end()) {
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    return invalid("The Redfish BMC of node " + task.uuid() + " does not allow ResetType " +
+                   std::string(type) + " (it allows: " + list + ")");
+  }
+  std::string path = target.systemPath + "/Actions/ComputerSystem.Reset";
+  if (const json* action = resetAction(system)) {
+    if (action->contains("target") && (*action)["target"].is_string()) {
+      path = redfishLinkPath((*action)["target"].get<std::string>());
+    }
+  }
+  task.log.info("Redfish reset", {{"node", task.uuid()}, {"reset_type", std::string(type)}});
+  KILN_TRY(target.client->post(path, json{{"ResetType", std::string(type)}}));
+  return {};
+}
+
+std::string redfishLinkPath(std::string link) {
+  if (const auto scheme = link.find("://"); scheme != std::string::npos) {
+    const auto slash = link.find('/', scheme + 3);
+    link = slash == std::string::npos ? "/" : link.substr(slash);
+  }
+  return link;
 }
 
 }  // namespace kiln::server

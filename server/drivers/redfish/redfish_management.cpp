@@ -60,6 +60,85 @@ std::vector<std::string> defaultDevices() {
   return out;
 }
 
+/// Ironic's RedfishError wording around a failure, keeping its code.
+std::unexpected<Error> redfishError(const Error& cause, const std::string& what) {
+  return fail(cause.code, "Redfish exception occurred. Error: " + what + cause.message);
+}
+
+/// The path a "{"@odata.id": ...}" member of `object` links to, or "".
+std::string linkOf(const json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_object()) return "";
+  const json& link = object[key];
+  if (!link.contains("@odata.id") || !link["@odata.id"].is_string()) return "";
+  return redfishLinkPath(link["@odata.id"].get<std::string>());
+}
+
+/// The chassis the System links (Links.Chassis).
+std::vector<std::string> chassisPaths(const json& system) {
+  std::vector<std::string> out;
+  if (!system.is_object() || !system.contains("Links") || !system["Links"].is_object()) return out;
+  const json& links = system["Links"];
+  if (!links.contains("Chassis") || !links["Chassis"].is_array()) return out;
+  for (const auto& member : links["Chassis"]) {
+    if (member.is_object() && member.contains("@odata.id") && member["@odata.id"].is_string()) {
+      out.push_back(redfishLinkPath(member["@odata.id"].get<std::string>()));
+    }
+  }
+  return out;
+}
+
+/// An indicator's name: the resource's UUID (as Ironic), else its Id.
+std::string indicatorName(const json& resource) {
+  const auto uuid = stringAt(&resource, "UUID");
+  return uuid.empty() ? stringAt(&resource, "Id") : uuid;
+}
+
+struct LedState {
+  std::string_view redfish;  ///< IndicatorLED
+  std::string_view ironic;   ///< Ironic's indicator state
+};
+
+constexpr LedState kLedStates[] = {
+    {"Lit", "ON"}, {"Off", "OFF"}, {"Blinking", "BLINKING"}, {"Unknown", "UNKNOWN"}};
+
+std::string ironicLedState(const json& resource) {
+  const auto led = stringAt(&resource, "IndicatorLED");
+  for (const auto& s : kLedStates) {
+    if (s.redfish == led) return std::string(s.ironic);
+  }
+  return "UNKNOWN";
+}
+
+/// Where the named indicator lives: the System or one of its chassis (path and resource), or
+/// nullopt when the node has no such indicator.
+struct IndicatorResource {
+  std::string path;
+  json resource;
+};
+
+Result<std::optional<IndicatorResource>> findIndicator(RedfishTarget& bmc, const json& system,
+                                                       std::string_view component,
+                                                       std::string_view indicator) {
+  if (component == "system" && indicatorName(system) == indicator) {
+    return std::optional<IndicatorResource>(IndicatorResource{bmc.systemPath, system});
+  }
+  if (component == "chassis") {
+    for (const auto& path : chassisPaths(system)) {
+      json chassis = KILN_TRY(bmc.client->get(path));
+      if (indicatorName(chassis) == indicator) {
+        return std::optional<IndicatorResource>(IndicatorResource{path, std::move(chassis)});
+      }
+    }
+  }
+  return std::optional<IndicatorResource>();
+}
+
+std::unexpected<Error> unknownIndicator(const TaskContext& task, std::string_view component,
+                                        std::string_view indicator) {
+  return invalid("Unknown indicator " + std::string(indicator) + " for component " +
+                 std::string(component) + " of node " + task.uuid());
+}
+
 }  // namespace
 
 std::optional<std::string> RedfishManagement::validate(const TaskContext& task) const {
@@ -131,6 +210,161 @@ std::vector<std::string> RedfishManagement::supportedBootDevices(const TaskConte
     }
   }
   return out;
+}
+
+Result<std::optional<std::string>> RedfishManagement::getBootMode(TaskContext& task) {
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+  const auto mode = stringAt(bootOf(system), "BootSourceOverrideMode");
+  if (mode == "UEFI") return std::optional<std::string>("uefi");
+  if (mode == "Legacy") return std::optional<std::string>("bios");
+  return std::optional<std::string>();
+}
+
+Result<void> RedfishManagement::setBootMode(TaskContext& task, std::string_view mode) {
+  if (mode != "uefi" && mode != "bios") {
+    return invalid("Invalid boot mode " + std::string(mode) + " for node " + task.uuid() +
+                   "; the redfish management interface supports bios, uefi.");
+  }
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  const json patch = {{"Boot", {{"BootSourceOverrideMode", mode == "uefi" ? "UEFI" : "Legacy"}}}};
+  task.log.info("Redfish boot mode", {{"node", task.uuid()}, {"mode", std::string(mode)}});
+  auto done = bmc.client->patch(bmc.systemPath, patch);
+  if (!done) {
+    // Some BMCs cannot override the boot mode at all: they report none (Ironic's check).
+    auto system = bmc.client->get(bmc.systemPath);
+    if (system && stringAt(bootOf(*system), "BootSourceOverrideMode").empty()) {
+      return unsupported(task, "set_boot_mode");
+    }
+    return redfishError(done.error(), "Setting boot mode to " + std::string(mode) +
+                                          " failed for node " + task.uuid() + ". Error: ");
+  }
+  return {};
+}
+
+Result<std::optional<bool>> RedfishManagement::getSecureBoot(TaskContext& task) {
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+  const auto path = linkOf(system, "SecureBoot");
+  if (path.empty()) return unsupported(task, "get_secure_boot_state");
+  const json secureBoot = KILN_TRY(bmc.client->get(path));
+  if (secureBoot.is_object() && secureBoot.contains("SecureBootEnable") &&
+      secureBoot["SecureBootEnable"].is_boolean()) {
+    return std::optional<bool>(secureBoot["SecureBootEnable"].get<bool>());
+  }
+  return std::optional<bool>();
+}
+
+Result<void> RedfishManagement::setSecureBoot(TaskContext& task, bool enabled) {
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+  const auto path = linkOf(system, "SecureBoot");
+  if (path.empty()) {
+    task.log.error("secure boot requested but the Redfish BMC has no SecureBoot resource",
+                   {{"node", task.uuid()}});
+    return unsupported(task, "set_secure_boot_state");
+  }
+  const json secureBoot = KILN_TRY(bmc.client->get(path));
+  if (secureBoot.is_object() && secureBoot.contains("SecureBootEnable") &&
+      secureBoot["SecureBootEnable"] == enabled) {
+    task.log.info("secure boot state already as requested", {{"node", task.uuid()}});
+    return {};
+  }
+  if (stringAt(bootOf(system), "BootSourceOverrideMode") == "Legacy") {
+    return fail(ErrorCode::Internal,
+                "Redfish exception occurred. Error: Configuring secure boot "
+                "requires UEFI for node " +
+                    task.uuid());
+  }
+  const std::string value = enabled ? "True" : "False";
+  if (auto done = bmc.client->patch(path, json{{"SecureBootEnable", enabled}}); !done) {
+    return redfishError(done.error(), "Failed to set secure boot state on node " + task.uuid() +
+                                          " to " + value + ": ");
+  }
+  task.log.info("secure boot state set", {{"node", task.uuid()}, {"enabled", value}});
+  return {};
+}
+
+Result<void> RedfishManagement::injectNmi(TaskContext& task) {
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+  if (auto done = redfishReset(task, bmc, system, "Nmi"); !done) {
+    return redfishError(done.error(),
+                        "Redfish inject NMI failed for node " + task.uuid() + ". Error: ");
+  }
+  return {};
+}
+
+Result<ManagementInterface::Indicators> RedfishManagement::supportedIndicators(
+    TaskContext& task, std::string_view component) {
+  const Indicator settable{false, {"BLINKING", "OFF", "ON"}};
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+  Indicators out;
+  if (component.empty() || component == "chassis") {
+    const auto paths = chassisPaths(system);
+    if (!paths.empty()) {
+      auto& chassisLeds = out["chassis"];
+      for (const auto& path : paths) {
+        auto chassis = bmc.client->get(path);
+        if (!chassis) {
+          task.log.debug("chassis indicator not available",
+                         {{"node", task.uuid()}, {"error", chassis.error().message}});
+          continue;
+        }
+        if (!stringAt(&*chassis, "IndicatorLED").empty()) {
+          chassisLeds[indicatorName(*chassis)] = settable;
+        }
+      }
+    }
+  }
+  if ((component.empty() || component == "system") && !stringAt(&system, "IndicatorLED").empty()) {
+    out["system"][indicatorName(system)] = settable;
+  }
+  return out;
+}
+
+Result<std::string> RedfishManagement::getIndicatorState(TaskContext& task,
+                                                         std::string_view component,
+                                                         std::string_view indicator) {
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  auto found = [&]() -> Result<std::optional<IndicatorResource>> {
+    const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+    return findIndicator(bmc, system, component, indicator);
+  }();
+  if (!found) {
+    return redfishError(found.error(), "Redfish get " + std::string(component) + " indicator " +
+                                           std::string(indicator) + " state failed for node " +
+                                           task.uuid() + ". Error: ");
+  }
+  if (!*found) return unknownIndicator(task, component, indicator);
+  return ironicLedState((*found)->resource);
+}
+
+Result<void> RedfishManagement::setIndicatorState(TaskContext& task, std::string_view component,
+                                                  std::string_view indicator,
+                                                  std::string_view state) {
+  const auto led = std::find_if(std::begin(kLedStates), std::end(kLedStates),
+                                [&](const LedState& s) { return s.ironic == state; });
+  if (led == std::end(kLedStates) || led->redfish == "Unknown") {
+    return invalid("Invalid indicator state " + std::string(state) + " for node " + task.uuid() +
+                   "; the redfish management interface sets BLINKING, OFF, ON.");
+  }
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  auto done = [&]() -> Result<bool> {
+    const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+    auto found = KILN_TRY(findIndicator(bmc, system, component, indicator));
+    if (!found) return false;
+    KILN_TRY(bmc.client->patch(found->path, json{{"IndicatorLED", std::string(led->redfish)}}));
+    return true;
+  }();
+  if (!done) {
+    return redfishError(done.error(), "Redfish set " + std::string(component) + " indicator " +
+                                          std::string(indicator) + " state " + std::string(state) +
+                                          " failed for node " + task.uuid() + ". Error: ");
+  }
+  if (!*done) return unknownIndicator(task, component, indicator);
+  return {};
 }
 
 }  // namespace kiln::server

@@ -1,7 +1,11 @@
 // File: server/drivers/redfish/redfish_management.h
 //
 // The "redfish" management interface: the boot device is the ComputerSystem's boot source
-// override (Boot.BootSourceOverrideTarget and BootSourceOverrideEnabled).
+// override (Boot.BootSourceOverrideTarget and BootSourceOverrideEnabled), the boot mode its
+// Boot.BootSourceOverrideMode (UEFI = uefi, Legacy = bios), secure boot its SecureBoot
+// resource (SecureBootEnable), an NMI the Reset action with ResetType Nmi, and the indicators
+// the IndicatorLED of the System and of the Chassis it links (Lit/Blinking/Off = ON/BLINKING/
+// OFF), named by their UUID, as Ironic's redfish management does.
 #pragma once
 
 #include <optional>
@@ -31,6 +35,26 @@ class RedfishManagement final : public ManagementInterface {
   /// From BootSourceOverrideTarget@Redfish.AllowableValues when the BMC lists them (and can be
   /// reached), else pxe, disk, cdrom, bios. Contacts the BMC.
   std::vector<std::string> supportedBootDevices(const TaskContext& task) const override;
+
+  /// Boot.BootSourceOverrideMode: "uefi", "bios", or nullopt when the BMC reports neither.
+  Result<std::optional<std::string>> getBootMode(TaskContext& task) override;
+  /// PATCHes Boot {BootSourceOverrideMode}. When the BMC refuses and reports no mode at all,
+  /// unsupported("set_boot_mode") as Ironic (the BMC cannot override the boot mode).
+  Result<void> setBootMode(TaskContext& task, std::string_view mode) override;
+  /// SecureBoot.SecureBootEnable; unsupported() when the System links no SecureBoot resource.
+  Result<std::optional<bool>> getSecureBoot(TaskContext& task) override;
+  /// PATCHes SecureBoot {SecureBootEnable} unless it already has that value; refused while the
+  /// System boots in Legacy mode.
+  Result<void> setSecureBoot(TaskContext& task, bool enabled) override;
+  /// Reset with ResetType Nmi.
+  Result<void> injectNmi(TaskContext& task) override;
+  /// "system" and "chassis" indicators that report an IndicatorLED, each settable to BLINKING,
+  /// OFF or ON. A chassis the BMC fails to return is left out.
+  Result<Indicators> supportedIndicators(TaskContext& task, std::string_view component) override;
+  Result<std::string> getIndicatorState(TaskContext& task, std::string_view component,
+                                        std::string_view indicator) override;
+  Result<void> setIndicatorState(TaskContext& task, std::string_view component,
+                                 std::string_view indicator, std::string_view state) override;
 
  private:
   HttpClientPtr http_;

@@ -22,56 +22,8 @@ std::string powerStateOf(const json& system) {
   return "";
 }
 
-const json* resetAction(const json& system) {
-  if (!system.is_object()) return nullptr;
-  const auto actions = system.find("Actions");
-  if (actions == system.end() || !actions->is_object()) return nullptr;
-  const auto reset = actions->find("#ComputerSystem.Reset");
-  if (reset == actions->end() || !reset->is_object()) return nullptr;
-  return &*reset;
-}
-
-/// The ResetTypes the BMC lists; empty when it does not say.
-std::vector<std::string> allowedResetTypes(const json& system) {
-  std::vector<std::string> out;
-  if (const json* reset = resetAction(system)) {
-    const auto it = reset->find("ResetType@Redfish.AllowableValues");
-    if (it != reset->end() && it->is_array()) {
-      for (const auto& v : *it) {
-        if (v.is_string()) out.push_back(v.get<std::string>());
-      }
-    }
-  }
-  return out;
-}
-
 bool allows(const std::vector<std::string>& allowed, std::string_view type) {
   return allowed.empty() || std::find(allowed.begin(), allowed.end(), type) != allowed.end();
-}
-
-/// POSTs the Reset action (its advertised target, else the standard one).
-Result<void> reset(const TaskContext& task, RedfishTarget& target, const json& system,
-                   std::string_view type) {
-  const auto allowed = allowedResetTypes(system);
-  if (!allows(allowed, type)) {
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    return invalid("The Redfish BMC of node " + task.uuid() + " does not allow ResetType " +
-                   std::string(type) + " (it allows: " + list + ")");
-  }
-  std::string path = target.systemPath + "/Actions/ComputerSystem.Reset";
-  if (const json* action = resetAction(system)) {
-    if (action->contains("target") && (*action)["target"].is_string()) {
-      path = (*action)["target"].get<std::string>();
-      if (const auto scheme = path.find("://"); scheme != std::string::npos) {
-        const auto slash = path.find('/', scheme + 3);
-        path = slash == std::string::npos ? "/" : path.substr(slash);
-      }
-    }
-  }
-  task.log.info("Redfish reset", {{"node", task.uuid()}, {"reset_type", std::string(type)}});
-  KILN_TRY(target.client->post(path, json{{"ResetType", std::string(type)}}));
-  return {};
 }
 
 /// Polls the System until its PowerState is `wanted` ("On"/"Off"), up to `deadline` on the
@@ -160,7 +112,7 @@ Result<void> RedfishPower::setPowerState(TaskContext& task, std::string_view tar
   const auto current = powerStateOf(system);
   const std::string inProgress = wanted == "On" ? "PoweringOn" : "PoweringOff";
   if (current != wanted && current != inProgress) {
-    KILN_TRY_VOID(reset(task, bmc, system, resetType));
+    KILN_TRY_VOID(redfishReset(task, bmc, system, resetType));
   }
   return waitFor(task, bmc, wanted, target, deadline, timeout);
 }
@@ -172,15 +124,15 @@ Result<void> RedfishPower::reboot(TaskContext& task, bool soft, std::chrono::sec
   const auto current = powerStateOf(system);
   const std::string_view restart = soft ? "GracefulRestart" : "ForceRestart";
   if (current == "Off" || current == "PoweringOff") {
-    KILN_TRY_VOID(reset(task, bmc, system, "On"));
-  } else if (allows(allowedResetTypes(system), restart)) {
-    KILN_TRY_VOID(reset(task, bmc, system, restart));
+    KILN_TRY_VOID(redfishReset(task, bmc, system, "On"));
+  } else if (allows(redfishResetTypes(system), restart)) {
+    KILN_TRY_VOID(redfishReset(task, bmc, system, restart));
   } else {
     // NOTE(kiln): some BMCs offer no restart; an off/on cycle is the same thing to the node.
-    KILN_TRY_VOID(reset(task, bmc, system, soft ? "GracefulShutdown" : "ForceOff"));
+    KILN_TRY_VOID(redfishReset(task, bmc, system, soft ? "GracefulShutdown" : "ForceOff"));
     KILN_TRY_VOID(
         waitFor(task, bmc, "Off", soft ? "soft power off" : "power off", deadline, timeout));
-    KILN_TRY_VOID(reset(task, bmc, system, "On"));
+    KILN_TRY_VOID(redfishReset(task, bmc, system, "On"));
   }
   return waitFor(task, bmc, "On", soft ? "soft rebooting" : "rebooting", deadline, timeout);
 }

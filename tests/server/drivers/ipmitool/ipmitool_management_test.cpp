@@ -132,3 +132,40 @@ TEST_CASE("IpmitoolManagement describes itself and validates like the power inte
   CHECK(management.validate(missing.task) ==
         "Missing the following IPMI credentials in node's driver_info: ['ipmi_address'].");
 }
+
+TEST_CASE("IpmitoolManagement injects an NMI with power diag", "[server][ipmitool]") {
+  IpmiFixture f;
+  f.expect({"power", "diag"}, "power_diag");
+  REQUIRE(IpmitoolManagement(Ipmitool(f.runner)).injectNmi(f.task));
+  test::checkAllConsumed(*f.runner);
+}
+
+TEST_CASE("IpmitoolManagement reports Ironic's IPMI failure when the BMC refuses the NMI",
+          "[server][ipmitool]") {
+  IpmiFixture f;
+  f.expect({"power", "diag"}, "power_diag_not_supported");
+  auto done = IpmitoolManagement(Ipmitool(f.runner)).injectNmi(f.task);
+  REQUIRE_FALSE(done);
+  CHECK(done.error().code == ErrorCode::Internal);
+  CHECK_THAT(done.error().message, Catch::StartsWith("IPMI call failed: power diag. "));
+  CHECK_THAT(done.error().message, Catch::Contains("Invalid data field in request"));
+  test::checkAllConsumed(*f.runner);
+}
+
+TEST_CASE("IpmitoolManagement supports neither boot mode, secure boot nor indicators",
+          "[server][ipmitool]") {
+  IpmiFixture f;
+  f.task.node.setText(kNodeDriver, "ipmi");
+  IpmitoolManagement management(Ipmitool(f.runner));
+  auto mode = management.getBootMode(f.task);
+  REQUIRE_FALSE(mode);
+  CHECK(mode.error().code == ErrorCode::InvalidArgument);
+  CHECK(mode.error().message ==
+        "Driver ipmi does not support get_boot_mode (disabled or not implemented).");
+  CHECK(ManagementInterface::isUnsupported(mode.error()));
+  CHECK(management.setSecureBoot(f.task, true).error().message ==
+        "Driver ipmi does not support set_secure_boot_state (disabled or not implemented).");
+  CHECK(management.supportedIndicators(f.task, "").error().message ==
+        "Driver ipmi does not support get_supported_indicators (disabled or not implemented).");
+  CHECK(f.runner->received().empty());
+}

@@ -1,0 +1,249 @@
+// The management features beyond the boot device, as Ironic's conductor runs them: boot mode
+// and secure boot changes (API 1.76; Ironic's change_node_boot_mode / change_node_secure_boot
+// and their workers node_change_boot_mode / node_change_secure_boot), inject NMI (1.29), the
+// indicators (1.63), and node_cache_boot_mode (called after verify and the power-state sync).
+#include "server/conductor/conductor.h"
+#include "server/conductor/conductor_detail.h"
+#include "server/model/node.h"
+
+namespace kiln::server {
+namespace {
+
+using Mode = Storage::Mode;
+
+std::string pyBool(bool b) { return b ? "True" : "False"; }
+
+std::unexpected<Error> managementInvalid(const std::string& uuid, const std::string& reason) {
+  return invalid("Failed to validate management for node " + uuid + ": " + reason);
+}
+
+}  // namespace
+
+// ---- asynchronous: boot mode and secure boot ----------------------------------------------------
+
+Result<void> Conductor::setBootMode(const std::string& uuid, const std::string& mode) {
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    if (!task.node[kNodeReservation].isNull()) return conflict(detail::lockedMessage(task.node));
+    auto driver = KILN_TRY(driverFor(task.node));
+    task.driver = &driver;
+    if (auto reason = driver.management->validate(task)) return managementInvalid(uuid, *reason);
+    // A new operation: the previous error goes (a failure puts its own there).
+    task.node.setNull(kNodeLastError);
+    task.node.setText(kNodeReservation, host());
+    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+  }
+  submit(uuid, [this, uuid, mode] { changeBootMode(uuid, mode); });
+  return {};
+}
+
+Result<void> Conductor::setSecureBoot(const std::string& uuid, bool enabled) {
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    if (!task.node[kNodeReservation].isNull()) return conflict(detail::lockedMessage(task.node));
+    auto driver = KILN_TRY(driverFor(task.node));
+    task.driver = &driver;
+    if (auto reason = driver.management->validate(task)) return managementInvalid(uuid, *reason);
+    task.node.setNull(kNodeLastError);
+    task.node.setText(kNodeReservation, host());
+    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+  }
+  submit(uuid, [this, uuid, enabled] { changeSecureBoot(uuid, enabled); });
+  return {};
+}
+
+void Conductor::changeBootMode(const std::string& uuid, const std::string& mode) {
+  TaskContext task;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return failUnfinished(uuid, "Internal error: " + tx.error().message);
+    auto loaded = loadTask(**tx, uuid);
+    if (!loaded) {
+      tx->reset();
+      return failUnfinished(uuid, "Internal error: " + loaded.error().message);
+    }
+    task = std::move(*loaded);
+  }
+  FieldMask extra;
+  auto result = [&]() -> Result<void> {
+    auto driver = KILN_TRY(driverFor(task.node));
+    task.driver = &driver;
+    auto current = driver.management->getBootMode(task);
+    if (!current) {
+      task.log.warning("cannot read the boot mode before changing it",
+                       {{"error", current.error().message}});
+    } else if (*current && **current == mode) {
+      task.log.info("boot mode already as requested; no change made", {{"boot_mode", mode}});
+      return {};
+    }
+    KILN_TRY_VOID(driver.management->setBootMode(task, mode));
+    task.log.info("boot mode changed", {{"boot_mode", mode}});
+    task.node.setText(kNodeBootMode, mode);
+    extra.set(kNodeBootMode);
+    return {};
+  }();
+  if (!result) {
+    // Ironic's wording, its missing quote included.
+    task.node.setText(kNodeLastError,
+                      "Failed to change boot mode to '" + mode + ": " + result.error().message);
+    task.log.error("boot mode change failed",
+                   {{"boot_mode", mode}, {"error", result.error().message}});
+  }
+  task.node.setNull(kNodeReservation);
+  if (auto saved = saveInNewTransaction(task, extra); !saved) {
+    task.log.error("cannot record the boot mode change", {{"error", saved.error().message}});
+  }
+}
+
+void Conductor::changeSecureBoot(const std::string& uuid, bool enabled) {
+  TaskContext task;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return failUnfinished(uuid, "Internal error: " + tx.error().message);
+    auto loaded = loadTask(**tx, uuid);
+    if (!loaded) {
+      tx->reset();
+      return failUnfinished(uuid, "Internal error: " + loaded.error().message);
+    }
+    task = std::move(*loaded);
+  }
+  FieldMask extra;
+  auto result = [&]() -> Result<void> {
+    auto driver = KILN_TRY(driverFor(task.node));
+    task.driver = &driver;
+    auto current = driver.management->getSecureBoot(task);
+    if (!current) {
+      task.log.warning("cannot read the secure boot state before changing it",
+                       {{"error", current.error().message}});
+    } else if (*current && **current == enabled) {
+      task.log.info("secure boot already as requested; no change made",
+                    {{"secure_boot", pyBool(enabled)}});
+      return {};
+    }
+    KILN_TRY_VOID(driver.management->setSecureBoot(task, enabled));
+    task.log.info("secure boot changed", {{"secure_boot", pyBool(enabled)}});
+    task.node.setBool(kNodeSecureBoot, enabled);
+    extra.set(kNodeSecureBoot);
+    return {};
+  }();
+  if (!result) {
+    task.node.setText(kNodeLastError, "Failed to change secure_boot state to '" + pyBool(enabled) +
+                                          "': " + result.error().message);
+    task.log.error("secure boot change failed",
+                   {{"secure_boot", pyBool(enabled)}, {"error", result.error().message}});
+  }
+  task.node.setNull(kNodeReservation);
+  if (auto saved = saveInNewTransaction(task, extra); !saved) {
+    task.log.error("cannot record the secure boot change", {{"error", saved.error().message}});
+  }
+}
+
+// ---- synchronous: NMI and indicators
+// -------------------------------------------------------------
+
+Result<void> Conductor::withManagementLock(const std::string& uuid,
+                                           const std::function<Result<void>(TaskContext&)>& body) {
+  TaskContext task;
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    task = KILN_TRY(loadTask(*tx, uuid));
+    if (!task.node[kNodeReservation].isNull()) return conflict(detail::lockedMessage(task.node));
+    task.node.setText(kNodeReservation, host());
+    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+  }
+  auto run = [&]() -> Result<void> {
+    auto driver = KILN_TRY(driverFor(task.node));
+    task.driver = &driver;
+    if (auto reason = driver.management->validate(task)) return managementInvalid(uuid, *reason);
+    return body(task);
+  };
+  Result<void> result = run();
+  task.driver = nullptr;
+  task.node.setNull(kNodeReservation);
+  KILN_TRY_VOID(saveInNewTransaction(task));
+  return result;
+}
+
+Result<void> Conductor::injectNmi(const std::string& uuid) {
+  return withManagementLock(uuid, [](TaskContext& task) -> Result<void> {
+    KILN_TRY_VOID(task.driver->management->injectNmi(task));
+    task.log.info("NMI injected");
+    return {};
+  });
+}
+
+Result<ManagementInterface::Indicators> Conductor::supportedIndicators(const std::string& uuid) {
+  TaskContext task;
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+    task = KILN_TRY(loadTask(*tx, uuid));
+  }
+  auto driver = KILN_TRY(driverFor(task.node));
+  task.driver = &driver;
+  return driver.management->supportedIndicators(task, "");
+}
+
+Result<std::string> Conductor::getIndicatorState(const std::string& uuid,
+                                                 const std::string& component,
+                                                 const std::string& indicator) {
+  std::string state;
+  KILN_TRY_VOID(withManagementLock(uuid, [&](TaskContext& task) -> Result<void> {
+    state = KILN_TRY(task.driver->management->getIndicatorState(task, component, indicator));
+    return {};
+  }));
+  return state;
+}
+
+Result<void> Conductor::setIndicatorState(const std::string& uuid, const std::string& component,
+                                          const std::string& indicator, const std::string& state) {
+  return withManagementLock(uuid, [&](TaskContext& task) {
+    return task.driver->management->setIndicatorState(task, component, indicator, state);
+  });
+}
+
+// ---- node_cache_boot_mode ----------------------------------------------------------------------
+
+FieldMask Conductor::cacheBootMode(TaskContext& task) {
+  if (!task.driver || !task.driver->management) return {};
+  ManagementInterface& management = *task.driver->management;
+  std::optional<std::string> mode;
+  if (auto got = management.getBootMode(task)) {
+    mode = *got;
+  } else if (!ManagementInterface::isUnsupported(got.error())) {
+    task.log.warning("cannot read the boot mode", {{"error", got.error().message}});
+    return {};
+  }
+  std::optional<bool> secure;
+  if (auto got = management.getSecureBoot(task)) {
+    secure = *got;
+  } else if (!ManagementInterface::isUnsupported(got.error())) {
+    task.log.warning("cannot read the secure boot state", {{"error", got.error().message}});
+    return {};
+  }
+  const Record& node = task.node;
+  const std::optional<bool> recordedSecure = node[kNodeSecureBoot].isNull()
+                                                 ? std::nullopt
+                                                 : std::optional<bool>(node.flag(kNodeSecureBoot));
+  if (mode == node.optStr(kNodeBootMode) && secure == recordedSecure) return {};
+  if (mode)
+    task.node.setText(kNodeBootMode, *mode);
+  else
+    task.node.setNull(kNodeBootMode);
+  if (secure)
+    task.node.setBool(kNodeSecureBoot, *secure);
+  else
+    task.node.setNull(kNodeSecureBoot);
+  task.log.info(
+      "boot mode and secure boot state cached",
+      {{"boot_mode", mode.value_or("None")}, {"secure_boot", secure ? pyBool(*secure) : "None"}});
+  FieldMask changed;
+  changed.set(kNodeBootMode).set(kNodeSecureBoot);
+  return changed;
+}
+
+}  // namespace kiln::server
