@@ -42,6 +42,7 @@ class AllocationHandlers;
 class EventHandlers;
 class AgentHandlers;
 class BootHandlers;
+class VolumeHandlers;
 
 class ApiService {
  public:
@@ -65,6 +66,7 @@ class ApiService {
   std::unique_ptr<EventHandlers> events_;
   std::unique_ptr<AgentHandlers> agent_;
   std::unique_ptr<BootHandlers> boot_;
+  std::unique_ptr<VolumeHandlers> volumes_;
 };
 
 }  // namespace kiln::server
