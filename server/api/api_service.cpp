@@ -16,6 +16,7 @@
 #include "server/api/vendor_handlers.h"
 #include "server/api/vif_handlers.h"
 #include "server/api/version.h"
+#include "server/api/volume_handlers.h"
 
 namespace kiln::server {
 namespace {
@@ -68,7 +69,8 @@ ApiService::ApiService(ApiDeps deps)
       console_(std::make_unique<ConsoleHandlers>(deps_)),
       agent_(std::make_unique<AgentHandlers>(deps_)),
       boot_(std::make_unique<BootHandlers>(deps_)),
-      management_(std::make_unique<ManagementHandlers>(deps_)) {
+      management_(std::make_unique<ManagementHandlers>(deps_)),
+      volumes_(std::make_unique<VolumeHandlers>(deps_)) {
   buildRoutes();
 }
 
@@ -285,6 +287,44 @@ void ApiService::buildRoutes() {
         "baremetal:node:vif:attach");
     add("DELETE", "/v1/nodes/{node}/vifs/{vif}", bind(v, &VifHandlers::detach), 28,
         "baremetal:node:vif:detach");
+  }
+
+  // Volume connectors and targets (1.32). Below 1.32 every method is 404, as Ironic's volume
+  // controller answers; under a node only the lists are served (the rest is 403 there).
+  {
+    auto* v = volumes_.get();
+    using K = VolumeHandlers::Kind;
+    auto volumeRoute = [&](std::string method, std::string pattern, Handler h,
+                           std::string policy = "") {
+      router_.add({std::move(method), std::move(pattern), std::move(h), 32, 404, "", false,
+                   std::move(policy)});
+    };
+    volumeRoute("GET", "/v1/volume", [v](RequestContext& ctx) { return v->root(ctx, false); });
+    volumeRoute("GET", "/v1/nodes/{node}/volume",
+                [v](RequestContext& ctx) { return v->root(ctx, true); });
+    for (auto [kind, name] :
+         {std::pair{K::Connector, "connectors"}, std::pair{K::Target, "targets"}}) {
+      for (bool nested : {false, true}) {
+        const std::string base =
+            (nested ? "/v1/nodes/{node}/volume/" : "/v1/volume/") + std::string(name);
+        volumeRoute("GET", base,
+                    [v, kind, nested](RequestContext& ctx) { return v->list(ctx, kind, nested); });
+        volumeRoute(
+            "POST", base,
+            [v, kind, nested](RequestContext& ctx) { return v->create(ctx, kind, nested); },
+            "baremetal:volume:create");
+        volumeRoute("GET", base + "/{volume}",
+                    [v, kind, nested](RequestContext& ctx) { return v->show(ctx, kind, nested); });
+        volumeRoute(
+            "PATCH", base + "/{volume}",
+            [v, kind, nested](RequestContext& ctx) { return v->update(ctx, kind, nested); },
+            "baremetal:volume:update");
+        volumeRoute(
+            "DELETE", base + "/{volume}",
+            [v, kind, nested](RequestContext& ctx) { return v->remove(ctx, kind, nested); },
+            "baremetal:volume:delete");
+      }
+    }
   }
 
   // External events (1.54): below it any method is 404, as Ironic's _lookup answers.

@@ -46,6 +46,7 @@ class ConsoleHandlers;
 class AgentHandlers;
 class BootHandlers;
 class ManagementHandlers;
+class VolumeHandlers;
 
 class ApiService {
  public:
@@ -73,6 +74,7 @@ class ApiService {
   std::unique_ptr<AgentHandlers> agent_;
   std::unique_ptr<BootHandlers> boot_;
   std::unique_ptr<ManagementHandlers> management_;
+  std::unique_ptr<VolumeHandlers> volumes_;
 };
 
 }  // namespace kiln::server

@@ -148,6 +148,10 @@ Result<ApiResponse> CatalogHandlers::v1(RequestContext& ctx) {
     w.key("portgroups");
     writeCollectionLinks(w, base, "portgroups");
   }
+  if (ctx.atLeast(32)) {
+    w.key("volume");
+    writeCollectionLinks(w, base, "volume");
+  }
   if (ctx.atLeast(49)) {
     w.key("conductors");
     writeCollectionLinks(w, base, "conductors");

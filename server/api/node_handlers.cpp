@@ -483,6 +483,8 @@ Result<ApiResponse> NodeHandlers::remove(RequestContext& ctx) {
     KILN_TRY(tx.allocations().removeWhere(kAllocNodeUuid, Value::text(node.uuid())));
     KILN_TRY(tx.ports().removeWhere(kPortNodeUuid, Value::text(node.uuid())));
     KILN_TRY(tx.portgroups().removeWhere(kPgNodeUuid, Value::text(node.uuid())));
+    KILN_TRY(tx.volumeConnectors().removeWhere(kVcNodeUuid, Value::text(node.uuid())));
+    KILN_TRY(tx.volumeTargets().removeWhere(kVtNodeUuid, Value::text(node.uuid())));
     KILN_TRY_VOID(tx.traits().clear(node.id()));
     KILN_TRY_VOID(tx.nodes().remove(node.id()));
     deps_.log.info("node deleted", {{"node", node.uuid()}});

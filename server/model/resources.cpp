@@ -87,11 +87,45 @@ constexpr FieldSpec kAllocationFields[] = {
 };
 static_assert(std::size(kAllocationFields) == kAllocLinks + 1);
 
+// Volume connectors and targets (API 1.32). Ironic's columns: type String(32), connector_id
+// String(255), volume_type String(64), volume_id String(36). node_uuid stands for Ironic's
+// node_id (as for ports). The short list shows Ironic's _DEFAULT_RETURN_FIELDS.
+constexpr FieldSpec kVolumeConnectorFields[] = {
+    {"id", FT::Int, 32, I | S},
+    {"uuid", FT::String, 32, C | S | L, 36},
+    {"node_uuid", FT::String, 32, C | P | L, 36},
+    {"type", FT::String, 32, C | P | S | L, 32},
+    {"connector_id", FT::String, 32, C | P | S | L, 255},
+    {"extra", FT::Object, 32, C | P},
+    {"created_at", FT::Time, 32, N | S},
+    {"updated_at", FT::Time, 32, N | S},
+    {"links", FT::Array, 32, X | L},
+};
+static_assert(std::size(kVolumeConnectorFields) == kVcLinks + 1);
+
+constexpr FieldSpec kVolumeTargetFields[] = {
+    {"id", FT::Int, 32, I | S},
+    {"uuid", FT::String, 32, C | S | L, 36},
+    {"node_uuid", FT::String, 32, C | P | L, 36},
+    {"volume_type", FT::String, 32, C | P | S | L, 64},
+    {"properties", FT::Object, 32, C | P},
+    {"boot_index", FT::Int, 32, C | P | S | L},
+    {"volume_id", FT::String, 32, C | P | S | L, 36},
+    {"extra", FT::Object, 32, C | P},
+    {"created_at", FT::Time, 32, N | S},
+    {"updated_at", FT::Time, 32, N | S},
+    {"links", FT::Array, 32, X | L},
+};
+static_assert(std::size(kVolumeTargetFields) == kVtLinks + 1);
+
 const Schema kPortSchema{"Port", "ports", kPortFields};
 const Schema kPortgroupSchema{"Portgroup", "portgroups", kPortgroupFields};
 const Schema kChassisSchema{"Chassis", "chassis", kChassisFields};
 const Schema kDeployTemplateSchema{"Deploy template", "deploy_templates", kDeployTemplateFields};
 const Schema kAllocationSchema{"Allocation", "allocations", kAllocationFields};
+const Schema kVolumeConnectorSchema{"Volume connector", "volume_connectors",
+                                    kVolumeConnectorFields};
+const Schema kVolumeTargetSchema{"Volume target", "volume_targets", kVolumeTargetFields};
 
 }  // namespace
 
@@ -103,6 +137,8 @@ const Schema& schemaOf(Resource resource) {
     case Resource::Chassis: return kChassisSchema;
     case Resource::DeployTemplate: return kDeployTemplateSchema;
     case Resource::Allocation: return kAllocationSchema;
+    case Resource::VolumeConnector: return kVolumeConnectorSchema;
+    case Resource::VolumeTarget: return kVolumeTargetSchema;
   }
   return nodeSchema();
 }

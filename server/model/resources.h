@@ -7,10 +7,12 @@
 
 namespace kiln::server {
 
-enum class Resource { Node, Port, Portgroup, Chassis, DeployTemplate, Allocation };
+enum class Resource {
+  Node, Port, Portgroup, Chassis, DeployTemplate, Allocation, VolumeConnector, VolumeTarget
+};
 
 /// How many kinds of Resource there are.
-inline constexpr size_t kResourceCount = 6;
+inline constexpr size_t kResourceCount = 8;
 
 /// The schema of a resource (defined next to each resource's model code).
 const Schema& schemaOf(Resource resource);
@@ -45,6 +47,18 @@ enum AllocationField : size_t {
   kAllocId, kAllocUuid, kAllocName, kAllocNodeUuid, kAllocState, kAllocLastError,
   kAllocResourceClass, kAllocTraits, kAllocCandidateNodes, kAllocExtra, kAllocOwner,
   kAllocCreatedAt, kAllocUpdatedAt, kAllocLinks
+};
+
+/// Volume connectors (API 1.32): a node's initiator identities (iqn, wwpn, ...).
+enum VolumeConnectorField : size_t {
+  kVcId, kVcUuid, kVcNodeUuid, kVcType, kVcConnectorId, kVcExtra, kVcCreatedAt, kVcUpdatedAt,
+  kVcLinks
+};
+
+/// Volume targets (API 1.32): the volumes a node boots from or attaches.
+enum VolumeTargetField : size_t {
+  kVtId, kVtUuid, kVtNodeUuid, kVtVolumeType, kVtProperties, kVtBootIndex, kVtVolumeId, kVtExtra,
+  kVtCreatedAt, kVtUpdatedAt, kVtLinks
 };
 
 }  // namespace kiln::server

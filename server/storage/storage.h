@@ -132,6 +132,8 @@ class Transaction {
   RecordStore& chassis() { return records(Resource::Chassis); }
   RecordStore& deployTemplates() { return records(Resource::DeployTemplate); }
   RecordStore& allocations() { return records(Resource::Allocation); }
+  RecordStore& volumeConnectors() { return records(Resource::VolumeConnector); }
+  RecordStore& volumeTargets() { return records(Resource::VolumeTarget); }
   virtual TraitStore& traits() = 0;
   /// Makes the writes durable. After commit() the transaction must not be used again.
   virtual Result<void> commit() = 0;

@@ -65,7 +65,9 @@ std::string lowercase(std::string_view text) {
 constexpr server::Resource kResources[] = {server::Resource::Chassis, server::Resource::Node,
                                            server::Resource::Portgroup, server::Resource::Port,
                                            server::Resource::DeployTemplate,
-                                           server::Resource::Allocation};
+                                           server::Resource::Allocation,
+                                           server::Resource::VolumeConnector,
+                                           server::Resource::VolumeTarget};
 
 }  // namespace
 
@@ -172,6 +174,13 @@ void FuzzServer::build() {
            std::string(R"({"uuid": ")") + kTemplateUuid + R"(", "name": "CUSTOM_FUZZ", "steps": [)" +
                R"({"interface": "raid", "step": "apply_configuration", "priority": 95, "args": )" +
                R"({"raid_config": {"logical_disks": [{"size_gb": "MAX", "raid_level": "1"}]}}}]})");
+  mustCall("POST", "/v1/volume/connectors",
+           std::string(R"({"uuid": ")") + kVolumeConnectorUuid + R"(", "node_uuid": ")" +
+               kNodeUuid + R"(", "type": "iqn", "connector_id": "iqn.2017-05.org.fuzz:1"})");
+  mustCall("POST", "/v1/volume/targets",
+           std::string(R"({"uuid": ")") + kVolumeTargetUuid + R"(", "node_uuid": ")" + kNodeUuid +
+               R"(", "volume_type": "iscsi", "boot_index": 0, "volume_id": "fuzz-volume", )" +
+               R"("properties": {"auth_password": "secret"}})");
   server::ApiRequest lookup;
   lookup.method = "GET";
   lookup.path = "/v1/lookup";

@@ -40,6 +40,8 @@ inline constexpr const char* kPortgroupUuid = "33333333-3333-4333-8333-333333333
 inline constexpr const char* kChassisUuid = "44444444-4444-4444-8444-444444444444";
 inline constexpr const char* kTemplateUuid = "55555555-5555-4555-8555-555555555555";
 inline constexpr const char* kPortMac = "52:54:00:12:34:56";
+inline constexpr const char* kVolumeConnectorUuid = "66666666-6666-4666-8666-666666666666";
+inline constexpr const char* kVolumeTargetUuid = "77777777-7777-4777-8777-777777777777";
 
 /// Parses the text form above; nullopt when there is no "METHOD TARGET" line.
 std::optional<server::ApiRequest> parseRequestText(std::string_view text);

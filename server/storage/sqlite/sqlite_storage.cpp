@@ -52,7 +52,9 @@ const SchemaSql& schemaSql(Resource resource) {
       buildSchemaSql(schemaOf(Resource::Node)), buildSchemaSql(schemaOf(Resource::Port)),
       buildSchemaSql(schemaOf(Resource::Portgroup)), buildSchemaSql(schemaOf(Resource::Chassis)),
       buildSchemaSql(schemaOf(Resource::DeployTemplate)),
-      buildSchemaSql(schemaOf(Resource::Allocation))};
+      buildSchemaSql(schemaOf(Resource::Allocation)),
+      buildSchemaSql(schemaOf(Resource::VolumeConnector)),
+      buildSchemaSql(schemaOf(Resource::VolumeTarget))};
   return all[static_cast<size_t>(resource)];
 }
 
@@ -246,7 +248,9 @@ class SqliteTransaction final : public Transaction {
                 SqliteRecordStore(*conn_, Resource::Portgroup),
                 SqliteRecordStore(*conn_, Resource::Chassis),
                 SqliteRecordStore(*conn_, Resource::DeployTemplate),
-                SqliteRecordStore(*conn_, Resource::Allocation)},
+                SqliteRecordStore(*conn_, Resource::Allocation),
+                SqliteRecordStore(*conn_, Resource::VolumeConnector),
+                SqliteRecordStore(*conn_, Resource::VolumeTarget)},
         traits_(*conn_) {}
 
   ~SqliteTransaction() override {

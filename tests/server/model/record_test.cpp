@@ -86,7 +86,8 @@ TEST_CASE("maskSecrets hides password-like keys at any depth", "[server][model]"
 
 TEST_CASE("every resource schema starts with id and uuid", "[server][model]") {
   for (auto r : {Resource::Node, Resource::Port, Resource::Portgroup, Resource::Chassis,
-                 Resource::DeployTemplate, Resource::Allocation}) {
+                 Resource::DeployTemplate, Resource::Allocation, Resource::VolumeConnector,
+                 Resource::VolumeTarget}) {
     const Schema& s = schemaOf(r);
     CHECK(s[0].name == "id");
     CHECK(s[1].name == "uuid");
