@@ -42,6 +42,8 @@ class AllocationHandlers;
 class EventHandlers;
 class AgentHandlers;
 class BootHandlers;
+class HistoryHandlers;
+class BiosHandlers;
 
 class ApiService {
  public:
@@ -65,6 +67,8 @@ class ApiService {
   std::unique_ptr<EventHandlers> events_;
   std::unique_ptr<AgentHandlers> agent_;
   std::unique_ptr<BootHandlers> boot_;
+  std::unique_ptr<HistoryHandlers> history_;
+  std::unique_ptr<BiosHandlers> bios_;
 };
 
 }  // namespace kiln::server

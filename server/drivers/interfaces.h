@@ -22,6 +22,7 @@
 #include "server/config.h"
 #include "server/drivers/hardware_types.h"
 #include "server/drivers/interface_types.h"
+#include "server/model/bios_setting.h"
 #include "server/model/record.h"
 #include "shared/core/clock.h"
 #include "shared/core/error.h"
@@ -64,6 +65,7 @@ struct TaskContext {
   const Config* config = nullptr;
   const Clock* clock = nullptr;
   Logger log{"task"};
+  std::string user;  ///< who asked for the running action (node history); "" when unknown
 
   const std::string& uuid() const { return node.uuid(); }
 };
@@ -192,6 +194,16 @@ class RescueInterface : public HardwareInterface {
   virtual Result<StepResult> rescue(TaskContext& task) = 0;
   /// Ends the rescue environment and boots the instance again. Errors: "unrescue failed".
   virtual Result<void> unrescue(TaskContext& task) = 0;
+};
+
+/// BIOS settings (1.40): the steps that change them (apply_configuration, factory_reset) and a
+/// way to read them back. The conductor stores what cacheBiosSettings() returns for
+/// GET /v1/nodes/{id}/bios after each bios step, at the start of cleaning and on verify.
+class BiosInterface : public HardwareInterface {
+ public:
+  InterfaceType type() const override { return InterfaceType::Bios; }
+  /// The node's current settings, with their registry where the hardware has one.
+  virtual Result<std::vector<BiosSetting>> cacheBiosSettings(TaskContext& task) = 0;
 };
 
 /// Any other interface type (bios, console, network, raid, storage, vendor): steps and

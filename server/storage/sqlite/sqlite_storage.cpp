@@ -49,10 +49,14 @@ SchemaSql buildSchemaSql(const Schema& schema) {
 
 const SchemaSql& schemaSql(Resource resource) {
   static const std::array<SchemaSql, kResourceCount> all = {
-      buildSchemaSql(schemaOf(Resource::Node)), buildSchemaSql(schemaOf(Resource::Port)),
-      buildSchemaSql(schemaOf(Resource::Portgroup)), buildSchemaSql(schemaOf(Resource::Chassis)),
+      buildSchemaSql(schemaOf(Resource::Node)),
+      buildSchemaSql(schemaOf(Resource::Port)),
+      buildSchemaSql(schemaOf(Resource::Portgroup)),
+      buildSchemaSql(schemaOf(Resource::Chassis)),
       buildSchemaSql(schemaOf(Resource::DeployTemplate)),
-      buildSchemaSql(schemaOf(Resource::Allocation))};
+      buildSchemaSql(schemaOf(Resource::Allocation)),
+      buildSchemaSql(schemaOf(Resource::NodeHistory)),
+      buildSchemaSql(schemaOf(Resource::BiosSetting))};
   return all[static_cast<size_t>(resource)];
 }
 
@@ -246,7 +250,9 @@ class SqliteTransaction final : public Transaction {
                 SqliteRecordStore(*conn_, Resource::Portgroup),
                 SqliteRecordStore(*conn_, Resource::Chassis),
                 SqliteRecordStore(*conn_, Resource::DeployTemplate),
-                SqliteRecordStore(*conn_, Resource::Allocation)},
+                SqliteRecordStore(*conn_, Resource::Allocation),
+                SqliteRecordStore(*conn_, Resource::NodeHistory),
+                SqliteRecordStore(*conn_, Resource::BiosSetting)},
         traits_(*conn_) {}
 
   ~SqliteTransaction() override {
