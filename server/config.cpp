@@ -177,6 +177,11 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   KILN_TRY_VOID(getInt("conductor", "node_locked_retry_interval", c.nodeLockedRetryInterval, 0, 600));
   KILN_TRY_VOID(getInt("conductor", "periodic_interval", c.periodicInterval, 0, 3600));
   KILN_TRY_VOID(getInt("conductor", "inspect_wait_timeout", c.inspectWaitTimeout, 0, 86400 * 7));
+  KILN_TRY_VOID(getBool("conductor", "node_history", c.nodeHistory));
+  KILN_TRY_VOID(
+      getInt("conductor", "node_history_max_entries", c.nodeHistoryMaxEntries, 0, 1000000));
+  KILN_TRY_VOID(
+      getInt("conductor", "node_history_minimum_days", c.nodeHistoryMinimumDays, 0, 36500));
   getString("conductor", "deploy_kernel", c.deployKernel);
   getString("conductor", "deploy_ramdisk", c.deployRamdisk);
   if (reader.has("conductor", "file_url_allowed_paths")) {
@@ -256,6 +261,11 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "conductor/periodic_interval", "conductor/clean_step_priority_override",
         "conductor/deploy_step_priority_override", "deploy/erase_devices_priority",
         "deploy/erase_devices_metadata_priority"};
+    // Node history; Kiln prunes on insert, so the periodic clean-up options have no effect.
+    for (const char* key : {"node_history", "node_history_max_entries", "node_history_minimum_days",
+                            "node_history_cleanup_interval", "node_history_cleanup_batch_count"}) {
+      k.insert(std::string("conductor/") + key);
+    }
     for (const auto& info : kInterfaceTypes) {
       k.insert("default/enabled_" + std::string(info.name) + "_interfaces");
       k.insert("default/default_" + std::string(info.name) + "_interface");

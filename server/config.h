@@ -70,6 +70,9 @@ struct Config {
   int nodeLockedRetryInterval = 1;         ///< seconds between those passes
   int periodicInterval = 1;                ///< seconds between periodic checks; 0 = none
   int inspectWaitTimeout = 1800;           ///< seconds a node may stay in "inspect wait"
+  bool nodeHistory = true;                 ///< journal node failures (node history, 1.78)
+  int nodeHistoryMaxEntries = 300;         ///< entries kept per node (older ones pruned)
+  int nodeHistoryMinimumDays = 0;          ///< entries younger than this are never pruned
   std::string deployKernel;   ///< agent kernel (path or URL) for nodes whose driver_info has none
   std::string deployRamdisk;  ///< agent initramfs (path or URL), likewise
   /// Directories local agent images (paths, file:// URLs) may come from; empty = none

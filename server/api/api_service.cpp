@@ -4,6 +4,7 @@
 
 #include "server/api/agent_handlers.h"
 #include "server/api/allocation_handlers.h"
+#include "server/api/bios_handlers.h"
 #include "server/api/boot_handlers.h"
 #include "server/api/catalog_handlers.h"
 #include "server/api/console_handlers.h"
@@ -11,6 +12,7 @@
 #include "server/api/errors.h"
 #include "server/api/event_handlers.h"
 #include "server/api/management_handlers.h"
+#include "server/api/history_handlers.h"
 #include "server/api/node_handlers.h"
 #include "server/api/port_handlers.h"
 #include "server/api/vendor_handlers.h"
@@ -70,7 +72,9 @@ ApiService::ApiService(ApiDeps deps)
       agent_(std::make_unique<AgentHandlers>(deps_)),
       boot_(std::make_unique<BootHandlers>(deps_)),
       management_(std::make_unique<ManagementHandlers>(deps_)),
-      volumes_(std::make_unique<VolumeHandlers>(deps_)) {
+      volumes_(std::make_unique<VolumeHandlers>(deps_)),
+      history_(std::make_unique<HistoryHandlers>(deps_)),
+      bios_(std::make_unique<BiosHandlers>(deps_)) {
   buildRoutes();
 }
 
@@ -188,6 +192,20 @@ void ApiService::buildRoutes() {
   add("GET", "/v1/nodes/{node}/portgroups", bind(p, &PortHandlers::listPortgroupsForNode), 24);
   add("GET", "/v1/nodes/{node}/portgroups/detail",
       bind(p, &PortHandlers::listPortgroupsDetailForNode), 24);
+
+  // Node history (1.78) and BIOS settings (1.40): 404 below, as Ironic's node _lookup.
+  {
+    auto* h = history_.get();
+    auto* b = bios_.get();
+    router_.add({"GET", "/v1/nodes/{node}/history", bind(h, &HistoryHandlers::list), 78, 404, "",
+                 false, ""});
+    router_.add({"GET", "/v1/nodes/{node}/history/{event}", bind(h, &HistoryHandlers::show), 78,
+                 404, "", false, ""});
+    router_.add(
+        {"GET", "/v1/nodes/{node}/bios", bind(b, &BiosHandlers::list), 40, 404, "", false, ""});
+    router_.add({"GET", "/v1/nodes/{node}/bios/{name}", bind(b, &BiosHandlers::show), 40, 404, "",
+                 false, ""});
+  }
 
   // Ports.
   add("GET", "/v1/ports", bind(p, &PortHandlers::list));

@@ -47,6 +47,8 @@ class AgentHandlers;
 class BootHandlers;
 class ManagementHandlers;
 class VolumeHandlers;
+class HistoryHandlers;
+class BiosHandlers;
 
 class ApiService {
  public:
@@ -75,6 +77,8 @@ class ApiService {
   std::unique_ptr<BootHandlers> boot_;
   std::unique_ptr<ManagementHandlers> management_;
   std::unique_ptr<VolumeHandlers> volumes_;
+  std::unique_ptr<HistoryHandlers> history_;
+  std::unique_ptr<BiosHandlers> bios_;
 };
 
 }  // namespace kiln::server

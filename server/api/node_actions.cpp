@@ -130,6 +130,7 @@ Result<ApiResponse> NodeHandlers::setProvisionState(RequestContext& ctx) {
     }
   }
   const std::string uuid = KILN_TRY(nodeUuid(ctx, ctx.param(0)));
+  req.user = ctx.user;
   KILN_TRY_VOID(deps_.conductor.provision(uuid, req));
   ApiResponse r = emptyResponse(202);
   setLocation(r, ctx.baseUrl, "nodes/" + uuid + "/states");
@@ -161,7 +162,7 @@ Result<ApiResponse> NodeHandlers::setPowerState(RequestContext& ctx) {
     timeout = t.get<int>();
   }
   const std::string uuid = KILN_TRY(nodeUuid(ctx, ctx.param(0)));
-  KILN_TRY_VOID(deps_.conductor.changePower(uuid, target, timeout));
+  KILN_TRY_VOID(deps_.conductor.changePower(uuid, target, timeout, ctx.user));
   ApiResponse r = emptyResponse(202);
   setLocation(r, ctx.baseUrl, "nodes/" + uuid + "/states");
   return r;

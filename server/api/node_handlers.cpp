@@ -5,7 +5,9 @@
 
 #include "server/api/handler_support.h"
 #include "server/api/node_view.h"
+#include "server/model/bios_setting.h"
 #include "server/model/node.h"
+#include "server/model/node_history.h"
 #include "server/model/provision_state.h"
 #include "server/model/trait.h"
 #include "shared/core/secrets.h"
@@ -486,6 +488,9 @@ Result<ApiResponse> NodeHandlers::remove(RequestContext& ctx) {
     KILN_TRY(tx.volumeConnectors().removeWhere(kVcNodeUuid, Value::text(node.uuid())));
     KILN_TRY(tx.volumeTargets().removeWhere(kVtNodeUuid, Value::text(node.uuid())));
     KILN_TRY_VOID(tx.traits().clear(node.id()));
+    // So do its history and cached BIOS settings.
+    KILN_TRY(tx.records(Resource::NodeHistory).removeWhere(kHistNodeId, Value::integer(node.id())));
+    KILN_TRY(tx.records(Resource::BiosSetting).removeWhere(kBiosNodeId, Value::integer(node.id())));
     KILN_TRY_VOID(tx.nodes().remove(node.id()));
     deps_.log.info("node deleted", {{"node", node.uuid()}});
     return emptyResponse(204);

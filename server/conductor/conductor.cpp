@@ -6,6 +6,7 @@
 #include "server/conductor/provision_state_machine.h"
 #include "server/drivers/agent/agent_session.h"
 #include "server/drivers/node_validation.h"
+#include "server/model/bios_setting.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "server/model/resources.h"
@@ -107,6 +108,20 @@ Result<json> storedTemplateSteps(const Record& t) {
   return std::move(*parsed);
 }
 
+/// The event type Ironic journals a failure under, by the state the node failed in.
+std::string_view historyEventType(std::string_view s) {
+  if (s == state::kVerifying) return history_event::kVerify;
+  if (s == state::kCleaning || s == state::kCleanWait) return history_event::kCleaning;
+  if (s == state::kDeploying || s == state::kDeployWait) return history_event::kDeploying;
+  if (s == state::kDeleting) return history_event::kUnprovision;
+  if (s == state::kInspecting || s == state::kInspectWait) return history_event::kIntrospection;
+  if (s == state::kAdopting) return history_event::kAdoption;
+  if (s == state::kRescuing || s == state::kRescueWait || s == state::kUnrescuing) {
+    return history_event::kRescue;
+  }
+  return history_event::kProvisioning;
+}
+
 void clearFlow(json& info, StepKind kind) {
   const auto& k = keysFor(kind);
   info.erase(k.steps);
@@ -205,10 +220,33 @@ Result<void> Conductor::saveTask(Transaction& tx, TaskContext& task, const Field
   return {};
 }
 
-Result<void> Conductor::saveInNewTransaction(TaskContext& task, const FieldMask& extra) {
+Result<void> Conductor::saveInNewTransaction(TaskContext& task, const FieldMask& extra,
+                                             const HistoryEvent* event) {
   auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
   KILN_TRY_VOID(saveTask(*tx, task, extra));
+  if (event) KILN_TRY_VOID(recordHistory(*tx, task.node.id(), *event));
   return tx->commit();
+}
+
+Result<void> Conductor::recordHistory(Transaction& tx, int64_t nodeId, const HistoryEvent& event) {
+  return recordNodeHistory(tx, deps_.config, deps_.clock, nodeId, host(), event);
+}
+
+void Conductor::cacheBiosSettings(TaskContext& task) {
+  auto* bios =
+      task.driver ? dynamic_cast<BiosInterface*>(task.driver->get(InterfaceType::Bios)) : nullptr;
+  if (!bios || bios->isNoop()) return;
+  auto settings = bios->cacheBiosSettings(task);
+  auto cached = [&]() -> Result<void> {
+    if (!settings) return std::unexpected(settings.error());
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    KILN_TRY_VOID(
+        syncBiosSettings(*tx, task.node.id(), *settings, formatIsoTime(deps_.clock.now())));
+    return tx->commit();
+  }();
+  if (!cached) {
+    task.log.warning("caching of the BIOS settings failed", {{"error", cached.error().message}});
+  }
 }
 
 void Conductor::transition(TaskContext& task, std::string_view event) {
@@ -286,6 +324,10 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
         node.setText(kNodeLastError, "Inspection was aborted by request.");
         node.setNull(kNodeTargetProvisionState);
         KILN_TRY_VOID(saveTask(*tx, task));
+        KILN_TRY_VOID(
+            recordHistory(*tx, node.id(),
+                          {node.str(kNodeLastError), std::string(history_event::kIntrospection),
+                           "ERROR", request.user}));
         return tx->commit();
       }
       return invalidState();
@@ -369,12 +411,12 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
     KILN_TRY_VOID(saveTask(*tx, task, extra));
     KILN_TRY_VOID(tx->commit());
   }
-  if (queue) submit(uuid, [this, uuid] { advance(uuid); });
+  if (queue) submit(uuid, [this, uuid, user = request.user] { advance(uuid, user); });
   return {};
 }
 
 Result<void> Conductor::changePower(const std::string& uuid, const std::string& target,
-                                    std::optional<int> timeoutSeconds) {
+                                    std::optional<int> timeoutSeconds, const std::string& user) {
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
@@ -404,11 +446,12 @@ Result<void> Conductor::changePower(const std::string& uuid, const std::string& 
     KILN_TRY_VOID(tx->commit());
   }
   const int timeout = timeoutSeconds.value_or(deps_.config.powerStateChangeTimeout);
-  submit(uuid, [this, uuid, target, timeout] { powerAction(uuid, target, timeout); });
+  submit(uuid, [this, uuid, target, timeout, user] { powerAction(uuid, target, timeout, user); });
   return {};
 }
 
-void Conductor::powerAction(const std::string& uuid, const std::string& target, int timeoutSeconds) {
+void Conductor::powerAction(const std::string& uuid, const std::string& target, int timeoutSeconds,
+                            const std::string& user) {
   TaskContext task;
   {
     auto tx = deps_.storage.begin(Mode::Read);
@@ -434,16 +477,20 @@ void Conductor::powerAction(const std::string& uuid, const std::string& target, 
       if (auto state = driver->power->getPowerState(task)) task.node.setText(kNodePowerState, *state);
     }
   }
+  std::optional<HistoryEvent> failure;
   if (!done) {
     task.node.setText(kNodeLastError, "Failed to change power state to '" + target + "': " +
                                           done.error().message);
+    // Ironic journals a failed power action with no event type ("UNKNOWN").
+    failure = HistoryEvent{task.node.str(kNodeLastError), std::string(history_event::kUnknown),
+                           "ERROR", user};
     task.log.error("power action failed", {{"target", target}, {"error", done.error().message}});
   } else {
     task.log.info("power state changed", {{"power_state", task.node.str(kNodePowerState)}});
   }
   task.node.setNull(kNodeTargetPowerState);
   task.node.setNull(kNodeReservation);
-  if (auto saved = saveInNewTransaction(task); !saved) {
+  if (auto saved = saveInNewTransaction(task, {}, failure ? &*failure : nullptr); !saved) {
     task.log.error("cannot record power state", {{"error", saved.error().message}});
   }
 }
@@ -623,9 +670,9 @@ Result<std::vector<InterfaceValidation>> Conductor::validateNode(const std::stri
 
 // ---- flows ------------------------------------------------------------------------------------
 
-void Conductor::advance(const std::string& uuid) {
+void Conductor::advance(const std::string& uuid, const std::string& user) {
   for (int guard = 0; guard < 10000; ++guard) {
-    auto next = advanceOnce(uuid);
+    auto next = advanceOnce(uuid, user);
     if (!next) {
       // An unexpected failure (database, programming error): record it and release the node
       // rather than leaving it locked.
@@ -637,12 +684,13 @@ void Conductor::advance(const std::string& uuid) {
   }
 }
 
-Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid) {
+Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid, const std::string& user) {
   TaskContext task;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
     task = KILN_TRY(loadTask(*tx, uuid));
   }
+  task.user = user;
   if (task.node.str(kNodeReservation) != host()) return Next::Stop;  // not ours (any more)
   KILN_TRY_VOID(checkStoredObjects(task.node));
   auto driver = KILN_TRY(driverFor(task.node));
@@ -686,6 +734,7 @@ void Conductor::failUnfinished(const std::string& uuid, const std::string& messa
       if (from == state::kCleaning) node.setText(kNodeCleanStep, "{}");
     }
     node.setText(kNodeLastError, message);
+    const bool powerAction = !node[kNodeTargetPowerState].isNull() && !isWorkingState(from);
     node.setNull(kNodeTargetPowerState);
     node.setNull(kNodeReservation);
     if (auto info = parseJson(node.str(kNodeDriverInternalInfo)); info && info->is_object()) {
@@ -696,6 +745,8 @@ void Conductor::failUnfinished(const std::string& uuid, const std::string& messa
     }
     node.setText(kNodeUpdatedAt, formatIsoTime(deps_.clock.now()));
     KILN_TRY_VOID(tx->nodes().update(node));
+    const std::string_view type = powerAction ? history_event::kUnknown : historyEventType(from);
+    KILN_TRY_VOID(recordHistory(*tx, node.id(), {message, std::string(type), "ERROR", {}}));
     return tx->commit();
   }();
   if (!result) {
@@ -704,7 +755,7 @@ void Conductor::failUnfinished(const std::string& uuid, const std::string& messa
 }
 
 Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string& message,
-                                            const FieldMask& extra) {
+                                            const FieldMask& extra, std::string_view eventType) {
   const std::string from = task.node.str(kNodeProvisionState);
   task.log.error("provisioning failed", {{"state", from}, {"error", message}});
   if (from == state::kCleaning || from == state::kCleanWait) {
@@ -721,7 +772,10 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
   // Nothing is waiting for the agent any more: it stops being handed the failed command.
   task.internalInfo.erase(agent::kCommand);
   task.internalInfo.erase(agent::kWaiting);
-  KILN_TRY_VOID(saveInNewTransaction(task, extra));
+  const HistoryEvent event{message,
+                           std::string(eventType.empty() ? historyEventType(from) : eventType),
+                           "ERROR", task.user};
+  KILN_TRY_VOID(saveInNewTransaction(task, extra, &event));
   return Next::Stop;
 }
 
@@ -736,6 +790,7 @@ Result<Conductor::Next> Conductor::doVerify(TaskContext& task) {
   }
   task.node.setText(kNodePowerState, *power);
   const FieldMask bootFields = cacheBootMode(task);  // as Ironic's verify
+  cacheBiosSettings(task);  // as Ironic's do_node_verify
   transition(task, "done");
   task.node.setNull(kNodeTargetProvisionState);
   task.node.setNull(kNodeReservation);
@@ -751,6 +806,7 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
     const bool replan = info.value("clean_replan", false);
     info.erase("clean_replan");
     const bool manual = info.contains("clean_steps_requested");
+    if (!replan) cacheBiosSettings(task);  // as Ironic's do_node_clean, before any step
     const Value& nodeSetting = task.node[kNodeAutomatedClean];
     const bool enabled = nodeSetting.isNull() ? deps_.config.automatedClean : nodeSetting.b;
     if (!manual && !enabled) {
@@ -925,6 +981,8 @@ Result<Conductor::Next> Conductor::stepOutcome(TaskContext& task, StepKind kind,
     KILN_TRY_VOID(saveInNewTransaction(task));
     return Next::Stop;
   }
+  // Ironic's bios steps end by caching the settings they changed (@cache_bios_settings).
+  if (step.interface == "bios") cacheBiosSettings(task);
   task.internalInfo[keysFor(kind).completed] = true;
   KILN_TRY_VOID(saveInNewTransaction(task));
   return Next::Continue;
@@ -1095,9 +1153,11 @@ void Conductor::checkWaitingNodes() {
     if (!driver) continue;
     task->driver = &*driver;
     if (inspect) {
-      (void)failFlow(*task, "Timeout reached while inspecting node " + task->uuid() +
-                                ": its agent did not report the hardware inventory within " +
-                                std::to_string(timeout) + " seconds.");
+      (void)failFlow(*task,
+                     "Timeout reached while inspecting node " + task->uuid() +
+                         ": its agent did not report the hardware inventory within " +
+                         std::to_string(timeout) + " seconds.",
+                     {}, history_event::kTransition);
       continue;
     }
     const json current = objectField(task->node, clean ? kNodeCleanStep : kNodeDeployStep);
@@ -1146,6 +1206,7 @@ bool Conductor::syncPowerState(const Record& n) {
   if (!current || !current->node[kNodeReservation].isNull() || current->node.flag(kNodeMaintenance)) return true;
   const int failures = current->internalInfo.value("power_sync_failures", 0);
   FieldMask extra;
+  std::optional<HistoryEvent> journal;
   if (!observed) {
     current->internalInfo["power_sync_failures"] = failures + 1;
     if (failures + 1 >= deps_.config.powerStateSyncMaxRetries) {
@@ -1158,6 +1219,10 @@ bool Conductor::syncPowerState(const Record& n) {
       extra.set(kNodeMaintenance).set(kNodeMaintenanceReason);
       current->log.error("power state sync failed; node put in maintenance",
                          {{"error", observed.error().message}});
+      journal = HistoryEvent{current->node.str(kNodeMaintenanceReason),
+                             std::string(history_event::kMonitoring),
+                             "ERROR",
+                             {}};
     }
   } else {
     current->internalInfo.erase("power_sync_failures");
@@ -1185,7 +1250,9 @@ bool Conductor::syncPowerState(const Record& n) {
       return true;
     }
   }
-  if (saveTask(**tx, *current, extra)) (void)(*tx)->commit();
+  if (!saveTask(**tx, *current, extra)) return true;
+  if (journal && !recordHistory(**tx, current->node.id(), *journal)) return true;
+  (void)(*tx)->commit();
   return true;
 }
 
@@ -1228,7 +1295,15 @@ void Conductor::recoverInterruptedNodes() {
       node.setNull(kNodeTargetPowerState);
     }
     node.setNull(kNodeReservation);
-    if (saveTask(**tx, *task)) (void)(*tx)->commit();
+    if (!saveTask(**tx, *task)) return true;
+    // Ironic journals nodes it fails at start-up as a "transition".
+    if (!node[kNodeLastError].isNull() && node.str(kNodeLastError) != n.str(kNodeLastError) &&
+        !recordHistory(
+            **tx, node.id(),
+            {node.str(kNodeLastError), std::string(history_event::kTransition), "ERROR", {}})) {
+      return true;
+    }
+    (void)(*tx)->commit();
     return true;
   });
 }

@@ -28,10 +28,11 @@
 #include "server/drivers/driver_registry.h"
 #include "server/drivers/interface_registry.h"
 #include "server/drivers/node_validation.h"
+#include "server/model/node_history.h"
 #include "server/storage/storage.h"
 #include "shared/core/clock.h"
-#include "shared/protocol/messages.h"
 #include "shared/core/log.h"
+#include "shared/protocol/messages.h"
 
 namespace kiln::server {
 
@@ -42,6 +43,7 @@ struct ProvisionRequest {
   std::optional<nlohmann::json> deploySteps;  ///< for active/deploy/rebuild (1.69)
   std::optional<nlohmann::json> configdrive;  ///< for active/deploy/rebuild
   std::optional<std::string> rescuePassword;  ///< for rescue (non-empty)
+  std::string user;  ///< the requesting user, journalled with failures; "" when unknown
 };
 
 /// The outcome of a vendor passthru call.
@@ -81,8 +83,9 @@ class Conductor {
   Result<void> provision(const std::string& nodeUuid, const ProvisionRequest& request);
   /// Starts a power action: "power on", "power off", "rebooting", "soft power off",
   /// "soft rebooting".
+  /// `user`: the requesting user, journalled with a failure (node history).
   Result<void> changePower(const std::string& nodeUuid, const std::string& target,
-                           std::optional<int> timeoutSeconds);
+                           std::optional<int> timeoutSeconds, const std::string& user = {});
   /// Boot device through the node's management interface (synchronous, under the lock).
   Result<ManagementInterface::BootDevice> getBootDevice(const std::string& nodeUuid);
   Result<void> setBootDevice(const std::string& nodeUuid, const std::string& device,
@@ -165,8 +168,9 @@ class Conductor {
  private:
   enum class Next { Continue, Stop };
 
-  void advance(const std::string& uuid);
-  Result<Next> advanceOnce(const std::string& uuid);
+  /// Runs the node's flow until it stops; `user` (who started it, if known) goes with the tasks.
+  void advance(const std::string& uuid, const std::string& user = {});
+  Result<Next> advanceOnce(const std::string& uuid, const std::string& user);
   Result<Next> doVerify(TaskContext& task);
   Result<Next> doCleaning(TaskContext& task);
   Result<Next> doDeploying(TaskContext& task);
@@ -189,8 +193,16 @@ class Conductor {
   void markResumed(TaskContext& task, bool stepFinished);
   Result<Next> finishCleaning(TaskContext& task);
   /// Moves the node to its failure state with last_error, releases it; `extra` names node
-  /// fields the flow changed besides the conductor's own (saveTask).
-  Result<Next> failFlow(TaskContext& task, const std::string& message, const FieldMask& extra = {});
+  /// fields the flow changed besides the conductor's own (saveTask). The failure is journalled
+  /// (node history) in the same transaction, with `eventType`, or by default the type Ironic
+  /// gives a failure in the node's state (historyEventType()).
+  Result<Next> failFlow(TaskContext& task, const std::string& message, const FieldMask& extra = {},
+                        std::string_view eventType = {});
+  /// Journals an event of the node in `tx` (server/model/node_history.h), as this conductor.
+  Result<void> recordHistory(Transaction& tx, int64_t nodeId, const HistoryEvent& event);
+  /// Refreshes the node's cached BIOS settings from its bios interface (Ironic's
+  /// node_cache_bios_settings): nothing for no-bios; a failure is logged, never fatal.
+  void cacheBiosSettings(TaskContext& task);
   /// Queues a job on the node for the worker pool; if it throws, failUnfinished fails the node.
   void submit(const std::string& uuid, std::function<void()> job);
   /// Fails an action a worker could not finish (an error or an exception escaped it): the
@@ -198,7 +210,8 @@ class Conductor {
   /// no target power state, no reservation. Needs nothing but the plain columns, so it works
   /// on a corrupt row; a node another conductor holds is left alone.
   void failUnfinished(const std::string& uuid, const std::string& message);
-  void powerAction(const std::string& uuid, const std::string& target, int timeoutSeconds);
+  void powerAction(const std::string& uuid, const std::string& target, int timeoutSeconds,
+                   const std::string& user);
   /// The workers of setBootMode / setSecureBoot (Ironic's node_change_boot_mode and
   /// node_change_secure_boot).
   void changeBootMode(const std::string& uuid, const std::string& mode);
@@ -215,7 +228,9 @@ class Conductor {
   Result<TaskContext> loadTask(Transaction& tx, const std::string& uuid);
   /// Writes the conductor-owned fields of task.node (plus `extra`) onto the stored row.
   Result<void> saveTask(Transaction& tx, TaskContext& task, const FieldMask& extra = {});
-  Result<void> saveInNewTransaction(TaskContext& task, const FieldMask& extra = {});
+  /// saveTask in a transaction of its own, journalling `event` (if any) in it.
+  Result<void> saveInNewTransaction(TaskContext& task, const FieldMask& extra = {},
+                                    const HistoryEvent* event = nullptr);
   void transition(TaskContext& task, std::string_view event);
   void recoverInterruptedNodes();
   /// Queues every allocation a stopped server left in "allocating" (conductor_allocations.cpp).

@@ -70,6 +70,7 @@ constexpr PropertyDef kFakeVendorProperties[] = {
 constexpr ImplementationDef kImplementations[] = {
     {IT::Bios, "fake", {}},
     {IT::Bios, "no-bios", {}, true},
+    {IT::Bios, "redfish", kRedfishProperties},
     {IT::Boot, "fake", {}},
     {IT::Boot, "ipxe", kNetbootProperties},
     {IT::Boot, "pxe", kNetbootProperties},
@@ -125,7 +126,11 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
   static const std::vector<HardwareTypeDef> types = [] {
     std::vector<HardwareTypeDef> v;
     v.push_back(generic("ipmi", {"ipmitool"}, {"ipmitool"}));
-    v.push_back(generic("redfish", {"redfish"}, {"redfish"}));
+    // Ironic's redfish hardware type also has the redfish bios interface (after no-bios here,
+    // so new nodes keep no-bios unless they ask for it).
+    HardwareTypeDef redfish = generic("redfish", {"redfish"}, {"redfish"});
+    redfish.supported[static_cast<size_t>(IT::Bios)] = {"no-bios", "redfish"};
+    v.push_back(redfish);
     // Power is switched by hand: Ironic's manual-management uses the fake power interface.
     v.push_back(generic("manual-management", {"fake"}, {"noop"}));
     HardwareTypeDef fake{"fake-hardware", {}};

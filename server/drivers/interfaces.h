@@ -23,6 +23,7 @@
 #include "server/config.h"
 #include "server/drivers/hardware_types.h"
 #include "server/drivers/interface_types.h"
+#include "server/model/bios_setting.h"
 #include "server/model/record.h"
 #include "shared/core/clock.h"
 #include "shared/core/error.h"
@@ -65,6 +66,7 @@ struct TaskContext {
   const Config* config = nullptr;
   const Clock* clock = nullptr;
   Logger log{"task"};
+  std::string user;  ///< who asked for the running action (node history); "" when unknown
 
   const std::string& uuid() const { return node.uuid(); }
 };
@@ -271,8 +273,18 @@ class VendorInterface : public HardwareInterface {
                                       std::string_view httpMethod, const nlohmann::json& args) = 0;
 };
 
-/// Any other interface type (bios, console, network, raid, storage): steps and validation
-/// only.
+/// BIOS settings (1.40): the steps that change them (apply_configuration, factory_reset) and a
+/// way to read them back. The conductor stores what cacheBiosSettings() returns for
+/// GET /v1/nodes/{id}/bios after each bios step, at the start of cleaning and on verify.
+class BiosInterface : public HardwareInterface {
+ public:
+  InterfaceType type() const override { return InterfaceType::Bios; }
+  /// The node's current settings, with their registry where the hardware has one.
+  virtual Result<std::vector<BiosSetting>> cacheBiosSettings(TaskContext& task) = 0;
+};
+
+/// Any other interface type (console, network, raid, storage): steps and
+/// validation only.
 class GenericInterface : public HardwareInterface {
  public:
   GenericInterface(InterfaceType type, std::string name, bool noop,

@@ -1,6 +1,8 @@
 #include "server/model/resources.h"
 
+#include "server/model/bios_setting.h"
 #include "server/model/node.h"
+#include "server/model/node_history.h"
 
 namespace kiln::server {
 namespace {
@@ -139,6 +141,10 @@ const Schema& schemaOf(Resource resource) {
     case Resource::Allocation: return kAllocationSchema;
     case Resource::VolumeConnector: return kVolumeConnectorSchema;
     case Resource::VolumeTarget: return kVolumeTargetSchema;
+    case Resource::NodeHistory:
+      return nodeHistorySchema();
+    case Resource::BiosSetting:
+      return biosSettingSchema();
   }
   return nodeSchema();
 }

@@ -8,11 +8,20 @@
 namespace kiln::server {
 
 enum class Resource {
-  Node, Port, Portgroup, Chassis, DeployTemplate, Allocation, VolumeConnector, VolumeTarget
+  Node,
+  Port,
+  Portgroup,
+  Chassis,
+  DeployTemplate,
+  Allocation,
+  VolumeConnector,
+  VolumeTarget,
+  NodeHistory,  ///< node history events (1.78; server/model/node_history.h)
+  BiosSetting,  ///< cached BIOS settings (1.40; server/model/bios_setting.h)
 };
 
 /// How many kinds of Resource there are.
-inline constexpr size_t kResourceCount = 8;
+inline constexpr size_t kResourceCount = 10;
 
 /// The schema of a resource (defined next to each resource's model code).
 const Schema& schemaOf(Resource resource);

@@ -142,6 +142,25 @@ std::string resetPath(const RedfishSystemState& s) {
   return s.resetTarget.empty() ? s.path() + "/Actions/ComputerSystem.Reset" : s.resetTarget;
 }
 
+void setAttribute(std::vector<std::pair<std::string, std::string>>& attrs, const std::string& name,
+                  const std::string& value) {
+  for (auto& [k, v] : attrs) {
+    if (k == name) {
+      v = value;
+      return;
+    }
+  }
+  attrs.emplace_back(name, value);
+}
+
+/// A reset that leaves the system on applies what is pending for its BIOS.
+void applyPendingBios(RedfishSystemState& s) {
+  if (s.biosResetPending) s.biosAttributes = s.defaultBiosAttributes;
+  for (const auto& [k, v] : s.pendingBiosAttributes) setAttribute(s.biosAttributes, k, v);
+  s.pendingBiosAttributes.clear();
+  s.biosResetPending = false;
+}
+
 }  // namespace
 
 std::optional<std::string> RecordedRequest::header(std::string_view lowercaseName) const {
@@ -226,6 +245,7 @@ struct RedfishTestServer::State {
     if (!s.chassisIndicatorLed.empty()) {
       system["Links"] = {{"Chassis", json::array({{{"@odata.id", s.chassisPath()}}})}};
     }
+    if (s.bios) system["Bios"] = {{"@odata.id", s.path() + "/Bios"}};
     return system;
   }
 
@@ -302,6 +322,34 @@ struct RedfishTestServer::State {
       if (auto error = checkIndicatorLed(value)) return *error;
     }
     if (body.contains("IndicatorLED")) e.state.chassisIndicatorLed = body["IndicatorLED"];
+    return Reply{204, "", {}};
+  }
+
+  json renderBios(const RedfishSystemState& s) const {
+    json attrs = json::object();
+    for (const auto& [k, v] : s.biosAttributes) attrs[k] = v;
+    return {
+        {"@odata.id", s.path() + "/Bios"},
+        {"@odata.type", "#Bios.v1_1_0.Bios"},
+        {"Id", "BIOS"},
+        {"Attributes", attrs},
+        {"@Redfish.Settings", {{"SettingsObject", {{"@odata.id", s.path() + "/Bios/Settings"}}}}},
+        {"Actions",
+         {{"#Bios.ResetBios", {{"target", s.path() + "/Bios/Actions/Bios.ResetBios"}}}}}};
+  }
+
+  Reply patchBiosSettings(SystemEntry& e, const RecordedRequest& request) {
+    const json body = json::parse(request.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object() || !body.contains("Attributes") ||
+        !body["Attributes"].is_object()) {
+      return redfishError(400, "PropertyMissing",
+                          "The property Attributes is a required property and must be included "
+                          "in the request.");
+    }
+    for (const auto& [key, value] : body["Attributes"].items()) {
+      setAttribute(e.state.pendingBiosAttributes, key,
+                   value.is_string() ? value.get<std::string>() : value.dump());
+    }
     return Reply{204, "", {}};
   }
 
@@ -417,6 +465,7 @@ struct RedfishTestServer::State {
     }
     e.state.resets.push_back(type);
     if (type == "Nmi") return Reply{204, "", {}};  // an interrupt: the power state stays
+    if (type != "ForceOff" && type != "GracefulShutdown") applyPendingBios(e.state);
     const std::string current = e.pendingPowerState ? *e.pendingPowerState : e.state.powerState;
     std::string final;
     if (type == "On" || type == "ForceOn") {
@@ -528,6 +577,26 @@ struct RedfishTestServer::State {
       if (path == resetPath(e.state)) {
         if (method != "POST") return redfishError(405, "ActionNotSupported", "Method not allowed.");
         return reset(e, request);
+      }
+      if (e.state.bios && path == e.state.path() + "/Bios") {
+        if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+        return jsonReply(200, renderBios(e.state));
+      }
+      if (e.state.bios && path == e.state.path() + "/Bios/Settings") {
+        if (method == "GET") {
+          json attrs = json::object();
+          for (const auto& [k, v] : e.state.pendingBiosAttributes) attrs[k] = v;
+          return jsonReply(200, {{"@odata.id", path}, {"Attributes", attrs}});
+        }
+        if (method != "PATCH")
+          return redfishError(405, "ActionNotSupported", "Method not allowed.");
+        return patchBiosSettings(e, request);
+      }
+      if (e.state.bios && path == e.state.path() + "/Bios/Actions/Bios.ResetBios") {
+        if (method != "POST") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+        e.state.biosResetPending = true;
+        e.state.pendingBiosAttributes.clear();
+        return Reply{204, "", {}};
       }
     }
     return redfishError(404, "ResourceMissingAtURI",

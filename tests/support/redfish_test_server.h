@@ -3,7 +3,8 @@
 // A small in-process Redfish BMC for tests: real HTTP (Pistache) on 127.0.0.1, an ephemeral
 // port. It serves the service root, the Systems collection, each ComputerSystem (GET, and
 // PATCH of Boot and IndicatorLED), its SecureBoot resource and optional chassis (GET, PATCH),
-// the ComputerSystem.Reset action (Nmi included) and SessionService sessions, with optional
+// the ComputerSystem.Reset action (Nmi included), an optional Bios resource (attributes, a
+// settings object, Bios.ResetBios) and SessionService sessions, with optional
 // credential enforcement (basic and/or session), a power change that takes effect only after a
 // configurable number of polls, error injection and a record of every request received.
 //
@@ -53,6 +54,17 @@ struct RedfishSystemState {
   std::string resetTarget;
   /// Every ResetType accepted so far, in order (for assertions).
   std::vector<std::string> resets;
+  /// Whether the system has a Bios resource (<system>/Bios, with its settings object
+  /// <system>/Bios/Settings and the Bios.ResetBios action); without one, those paths are 404.
+  bool bios = false;
+  /// Bios.Attributes (string values).
+  std::vector<std::pair<std::string, std::string>> biosAttributes;
+  /// Attributes PATCHed to the settings object; applied, as by a real BMC, at the next reset
+  /// that leaves the system on.
+  std::vector<std::pair<std::string, std::string>> pendingBiosAttributes;
+  /// What Bios.ResetBios restores (at the next reset), and whether it was requested.
+  std::vector<std::pair<std::string, std::string>> defaultBiosAttributes;
+  bool biosResetPending = false;
 
   /// "/redfish/v1/Systems/<id>".
   std::string path() const { return "/redfish/v1/Systems/" + id; }

@@ -213,6 +213,30 @@ class FakeVendor final : public VendorInterface {
   }
 };
 
+/// Ironic's fake bios keeps the settings only in its cache table; this one keeps the fake
+/// machine's settings in driver_internal_info.fake_bios_settings (apply_configuration adds and
+/// changes, factory_reset empties) and reports them from there.
+class FakeBios final : public BiosInterface {
+ public:
+  std::string_view name() const override { return "fake"; }
+  std::span<const StepDefinition> steps() const override { return steps_; }
+  Result<std::vector<BiosSetting>> cacheBiosSettings(TaskContext& task) override {
+    std::vector<BiosSetting> out;
+    auto it = task.internalInfo.find("fake_bios_settings");
+    if (it == task.internalInfo.end() || !it->is_object()) return out;
+    for (auto s = it->begin(); s != it->end(); ++s) {
+      BiosSetting setting;
+      setting.name = s.key();
+      setting.value = biosValueText(s.value());
+      out.push_back(std::move(setting));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<StepDefinition> steps_ = biosSteps();
+};
+
 /// Rescue without a rescue environment (Ironic's fake rescue): both directions finish at once.
 class FakeRescue final : public RescueInterface {
  public:
@@ -317,7 +341,7 @@ std::vector<std::unique_ptr<HardwareInterface>> makeFakeInterfaces() {
   out.push_back(std::make_unique<FakeDeploy>());
   out.push_back(std::make_unique<FakeInspect>());
   out.push_back(std::make_unique<GenericInterface>(InterfaceType::Raid, "fake", false, raidSteps(true)));
-  out.push_back(std::make_unique<GenericInterface>(InterfaceType::Bios, "fake", false, biosSteps()));
+  out.push_back(std::make_unique<FakeBios>());
   out.push_back(std::make_unique<FakeRescue>());
   out.push_back(std::make_unique<FakeVendor>());
   for (auto t : {InterfaceType::Console, InterfaceType::Storage}) {

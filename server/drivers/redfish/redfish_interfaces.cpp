@@ -1,5 +1,6 @@
 #include "server/drivers/redfish/redfish_interfaces.h"
 
+#include "server/drivers/redfish/redfish_bios.h"
 #include "server/drivers/redfish/redfish_management.h"
 #include "server/drivers/redfish/redfish_power.h"
 
@@ -8,7 +9,8 @@ namespace kiln::server {
 std::vector<std::unique_ptr<HardwareInterface>> makeRedfishInterfaces(HttpClientPtr http) {
   std::vector<std::unique_ptr<HardwareInterface>> out;
   out.push_back(std::make_unique<RedfishPower>(http));
-  out.push_back(std::make_unique<RedfishManagement>(std::move(http)));
+  out.push_back(std::make_unique<RedfishManagement>(http));
+  out.push_back(std::make_unique<RedfishBios>(std::move(http)));
   return out;
 }
 

@@ -1,6 +1,6 @@
 // File: server/drivers/redfish/redfish_interfaces.h
 //
-// The redfish hardware type's own implementations: "redfish" power and "redfish" management.
+// The redfish hardware type's own implementations: "redfish" power, management and bios.
 #pragma once
 
 #include <memory>
@@ -11,7 +11,8 @@
 
 namespace kiln::server {
 
-/// RedfishPower and RedfishManagement sharing `http` (the outbound client; never null).
+/// RedfishPower, RedfishManagement and RedfishBios sharing `http` (the outbound client; never
+/// null).
 std::vector<std::unique_ptr<HardwareInterface>> makeRedfishInterfaces(HttpClientPtr http);
 
 }  // namespace kiln::server

@@ -49,12 +49,16 @@ SchemaSql buildSchemaSql(const Schema& schema) {
 
 const SchemaSql& schemaSql(Resource resource) {
   static const std::array<SchemaSql, kResourceCount> all = {
-      buildSchemaSql(schemaOf(Resource::Node)), buildSchemaSql(schemaOf(Resource::Port)),
-      buildSchemaSql(schemaOf(Resource::Portgroup)), buildSchemaSql(schemaOf(Resource::Chassis)),
+      buildSchemaSql(schemaOf(Resource::Node)),
+      buildSchemaSql(schemaOf(Resource::Port)),
+      buildSchemaSql(schemaOf(Resource::Portgroup)),
+      buildSchemaSql(schemaOf(Resource::Chassis)),
       buildSchemaSql(schemaOf(Resource::DeployTemplate)),
       buildSchemaSql(schemaOf(Resource::Allocation)),
       buildSchemaSql(schemaOf(Resource::VolumeConnector)),
-      buildSchemaSql(schemaOf(Resource::VolumeTarget))};
+      buildSchemaSql(schemaOf(Resource::VolumeTarget)),
+      buildSchemaSql(schemaOf(Resource::NodeHistory)),
+      buildSchemaSql(schemaOf(Resource::BiosSetting))};
   return all[static_cast<size_t>(resource)];
 }
 
@@ -250,7 +254,9 @@ class SqliteTransaction final : public Transaction {
                 SqliteRecordStore(*conn_, Resource::DeployTemplate),
                 SqliteRecordStore(*conn_, Resource::Allocation),
                 SqliteRecordStore(*conn_, Resource::VolumeConnector),
-                SqliteRecordStore(*conn_, Resource::VolumeTarget)},
+                SqliteRecordStore(*conn_, Resource::VolumeTarget),
+                SqliteRecordStore(*conn_, Resource::NodeHistory),
+                SqliteRecordStore(*conn_, Resource::BiosSetting)},
         traits_(*conn_) {}
 
   ~SqliteTransaction() override {

@@ -258,14 +258,17 @@ TEST_CASE("RedfishPower validates driver_info without contacting the BMC",
   CHECK(f.bmc.requests().empty());
 }
 
-TEST_CASE("makeRedfishInterfaces makes the redfish power and management interfaces",
+TEST_CASE("makeRedfishInterfaces makes the redfish power, management and bios interfaces",
           "[server][drivers][redfish]") {
   auto impls = makeRedfishInterfaces(makeHttpClient());
-  REQUIRE(impls.size() == 2);
+  REQUIRE(impls.size() == 3);
   CHECK(impls[0]->type() == InterfaceType::Power);
   CHECK(impls[0]->name() == "redfish");
   CHECK(impls[1]->type() == InterfaceType::Management);
   CHECK(impls[1]->name() == "redfish");
+  CHECK(impls[2]->type() == InterfaceType::Bios);
+  CHECK(impls[2]->name() == "redfish");
+  CHECK(dynamic_cast<BiosInterface*>(impls[2].get()));
   auto* power = dynamic_cast<PowerInterface*>(impls[0].get());
   REQUIRE(power);
   CHECK(power->supportedPowerStates() == std::vector<std::string>{"power on", "power off",

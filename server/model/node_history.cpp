@@ -1,0 +1,71 @@
+#include "server/model/node_history.h"
+
+#include "shared/core/uuid.h"
+
+namespace kiln::server {
+namespace {
+
+using FT = FieldType;
+constexpr uint32_t N = kNullable, S = kSortable, X = kComputed, I = kInternal;
+
+// Ironic's node_history table (conductor 255, user 32 characters). Rendered by
+// server/api/history_handlers.cpp, not through fields=.
+constexpr FieldSpec kNodeHistoryFields[] = {
+    {"id", FT::Int, 78, I | S},
+    {"uuid", FT::String, 78, S, 36},
+    {"node_id", FT::Int, 78, I},
+    {"conductor", FT::String, 78, N, 255},
+    {"event_type", FT::String, 78, N, 255},
+    {"severity", FT::String, 78, N, 255},
+    {"event", FT::String, 78, N},
+    {"user", FT::String, 78, N, 32},
+    {"created_at", FT::Time, 78, N | S},
+    {"updated_at", FT::Time, 78, N},
+    {"links", FT::Array, 78, X},
+};
+static_assert(std::size(kNodeHistoryFields) == kHistLinks + 1);
+
+const Schema kNodeHistorySchema{"Node history record", "node_history", kNodeHistoryFields};
+
+}  // namespace
+
+const Schema& nodeHistorySchema() { return kNodeHistorySchema; }
+
+Result<void> recordNodeHistory(Transaction& tx, const Config& config, const Clock& clock,
+                               int64_t nodeId, const std::string& conductor,
+                               const HistoryEvent& event) {
+  if (!config.nodeHistory || event.event.empty()) return {};
+  const auto now = clock.now();
+  Record r = defaultRecord(kNodeHistorySchema);
+  r.setText(kHistUuid, generateUuid());
+  r[kHistNodeId] = Value::integer(nodeId);
+  r.setText(kHistConductor, conductor.substr(0, 255));
+  r.setText(kHistEventType,
+            event.eventType.empty() ? std::string(history_event::kUnknown) : event.eventType);
+  r.setText(kHistSeverity, event.severity);
+  r.setText(kHistEvent, event.event);
+  if (!event.user.empty()) r.setText(kHistUser, event.user.substr(0, 32));
+  r.setText(kHistCreatedAt, formatIsoTime(now));
+  RecordStore& store = tx.records(Resource::NodeHistory);
+  KILN_TRY(store.insert(r));
+
+  // Keep the newest node_history_max_entries; entries younger than node_history_minimum_days
+  // stay regardless (Ironic's purge rules, applied on every insert instead of periodically).
+  ListQuery q;
+  q.limit = 0;
+  q.sortField = kHistId;
+  q.filters.push_back({ListFilter::Op::Equals, kHistNodeId, Value::integer(nodeId), {}});
+  const int64_t count = KILN_TRY(store.count(q.filters));
+  const int64_t excess = count - config.nodeHistoryMaxEntries;
+  if (excess <= 0) return {};
+  q.limit = static_cast<int>(excess);
+  const std::string before =
+      formatIsoTime(now - std::chrono::hours(24) * config.nodeHistoryMinimumDays);
+  for (const auto& old : KILN_TRY(store.list(q))) {
+    if (config.nodeHistoryMinimumDays > 0 && old.str(kHistCreatedAt) >= before) continue;
+    KILN_TRY_VOID(store.remove(old.id()));
+  }
+  return {};
+}
+
+}  // namespace kiln::server
