@@ -25,7 +25,7 @@ Result<void> Conductor::setBootMode(const std::string& uuid, const std::string& 
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-    if (!task.node[kNodeReservation].isNull()) return conflict(detail::lockedMessage(task.node));
+    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
     auto driver = KILN_TRY(driverFor(task.node));
     task.driver = &driver;
     if (auto reason = driver.management->validate(task)) return managementInvalid(uuid, *reason);
@@ -43,7 +43,7 @@ Result<void> Conductor::setSecureBoot(const std::string& uuid, bool enabled) {
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-    if (!task.node[kNodeReservation].isNull()) return conflict(detail::lockedMessage(task.node));
+    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
     auto driver = KILN_TRY(driverFor(task.node));
     task.driver = &driver;
     if (auto reason = driver.management->validate(task)) return managementInvalid(uuid, *reason);
@@ -151,7 +151,7 @@ Result<void> Conductor::withManagementLock(const std::string& uuid,
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     task = KILN_TRY(loadTask(*tx, uuid));
-    if (!task.node[kNodeReservation].isNull()) return conflict(detail::lockedMessage(task.node));
+    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
     task.node.setText(kNodeReservation, host());
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());

@@ -62,12 +62,12 @@ TEST_CASE("node sub-resources also answer with the node last, as Ironic's routin
   REQUIRE(r.status == 200);
   CHECK(r.json() == Json({{"console_enabled", false}, {"console_info", nullptr}}));
   CHECK(api.get("/v1/nodes/states/" + uuid).json()["provision_state"] == "enroll");
-  CHECK(api.putRaw("/v1/nodes/maintenance/c4").status == 202);
-  CHECK(api.get("/v1/nodes/c4").json()["maintenance"] == true);
-  CHECK(api.del("/v1/nodes/maintenance/c4").status == 202);
-  CHECK(api.get("/v1/nodes/management/boot_device/c4").status == 200);
-  CHECK(api.put("/v1/nodes/states/power/c4", {{"target", "power on"}}).status == 202);
+  CHECK(api.putRaw("/v1/nodes/maintenance/" + uuid).status == 202);
+  CHECK(api.get("/v1/nodes/" + uuid).json()["maintenance"] == true);
+  CHECK(api.del("/v1/nodes/maintenance/" + uuid).status == 202);
+  CHECK(api.get("/v1/nodes/management/boot_device/" + uuid).status == 200);
+  CHECK(api.put("/v1/nodes/states/power/" + uuid, {{"target", "power on"}}).status == 202);
   // The usual spelling is unchanged, and an unknown node is still a 404.
-  CHECK(api.get("/v1/nodes/c4/states/console").status == 200);
+  CHECK(api.get("/v1/nodes/" + uuid + "/states/console").status == 200);
   CHECK(api.get("/v1/nodes/states/console/nope").status == 404);
 }
