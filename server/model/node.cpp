@@ -95,6 +95,14 @@ std::string nodeLockedMessage(const Record& node) {
          ", please retry after the current operation is completed.";
 }
 
+bool isNodeLocked(const Error& error) {
+  constexpr std::string_view kTail = ", please retry after the current operation is completed.";
+  const std::string& m = error.message;
+  return error.code == ErrorCode::Conflict && m.rfind("Node ", 0) == 0 &&
+         m.find(" is locked by host ") != std::string::npos && m.size() >= kTail.size() &&
+         m.compare(m.size() - kTail.size(), kTail.size(), kTail) == 0;
+}
+
 Error nodeProtectedError(std::string_view uuid) {
   return Error{ErrorCode::PermissionDenied, "Node " + std::string(uuid) +
                                                 " is protected and cannot be undeployed, rebuilt "

@@ -96,6 +96,8 @@ bool isValidLogicalName(std::string_view name);
 /// Ironic's NodeLocked message (409): "Node U is locked by host H, please retry after the
 /// current operation is completed."
 std::string nodeLockedMessage(const Record& node);
+/// Whether `error` is that NodeLocked conflict (a request may then be tried again).
+bool isNodeLocked(const Error& error);
 
 /// Ironic's NodeProtected (403): undeploy, rebuild and delete are refused while `protected`.
 Error nodeProtectedError(std::string_view uuid);

@@ -139,7 +139,11 @@ TEST_CASE("VIF requests are validated, versioned and respect the node lock",
     REQUIRE(tx->nodes().update(rec));
     REQUIRE(tx->commit());
   }
+  // As Ironic, the request waits for the lock ([conductor] node_locked_retry_attempts = 3 tries,
+  // node_locked_retry_interval = 1 s apart), then gives up with 409.
+  const auto before = api.clock().monotonic();
   auto locked = api.post("/v1/nodes/v3/vifs", {{"id", kVif1}});
+  CHECK(api.clock().monotonic() - before == std::chrono::seconds(2));
   CHECK(locked.status == 409);
   CHECK(locked.fault() == "Node " + node +
                               " is locked by host other-host, please retry after the current "
