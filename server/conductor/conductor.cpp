@@ -509,31 +509,13 @@ Result<ManagementInterface::BootDevice> Conductor::getBootDevice(const std::stri
 
 Result<void> Conductor::setBootDevice(const std::string& uuid, const std::string& device,
                                       bool persistent) {
-  TaskContext task;
-  {
-    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    task = KILN_TRY(loadTask(*tx, uuid));
-    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
-    task.node.setText(kNodeReservation, host());
-    KILN_TRY_VOID(saveTask(*tx, task));
-    KILN_TRY_VOID(tx->commit());
-  }
-  auto run = [&]() -> Result<void> {
-    auto driver = KILN_TRY(driverFor(task.node));
-    task.driver = &driver;
-    if (auto reason = driver.management->validate(task)) {
-      return invalid("Failed to validate management for node " + uuid + ": " + *reason);
-    }
-    const auto supported = driver.management->supportedBootDevices(task);
+  return withManagementLock(uuid, [&](TaskContext& task) -> Result<void> {
+    const auto supported = task.driver->management->supportedBootDevices(task);
     if (std::find(supported.begin(), supported.end(), device) == supported.end()) {
       return invalid("Invalid boot device " + device + " specified.");
     }
-    return driver.management->setBootDevice(task, device, persistent);
-  };
-  Result<void> result = run();
-  task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task));
-  return result;
+    return task.driver->management->setBootDevice(task, device, persistent);
+  });
 }
 
 Result<std::vector<std::string>> Conductor::supportedBootDevices(const std::string& uuid) {
