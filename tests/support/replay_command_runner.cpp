@@ -59,13 +59,17 @@ bool sameEnv(EnvList a, EnvList b) {
 
 }  // namespace
 
+std::filesystem::path sourceDir() {
+  // KILN_SOURCE_DIR (tests/CMakeLists.txt), not __FILE__: ccache's base_dir makes __FILE__
+  // relative to the build directory.
+  return KILN_SOURCE_DIR;
+}
+
 std::filesystem::path testDataDir() {
   if (const char* dir = std::getenv("KILN_TEST_DATA_DIR"); dir && *dir) {
     return dir;
   }
-  // NOTE(kiln): CMake compiles this file by its absolute path (the support sources are
-  // globbed), so __FILE__ locates the source tree without a compile definition.
-  return std::filesystem::path(__FILE__).parent_path().parent_path() / "data";
+  return sourceDir() / "tests" / "data";
 }
 
 std::filesystem::path testDataPath(std::string_view relative) {

@@ -37,6 +37,9 @@ namespace kiln::test {
 /// environment overrides it (for running an installed test binary elsewhere).
 std::filesystem::path testDataDir();
 
+/// The repository's root (the source tree this test binary was built from).
+std::filesystem::path sourceDir();
+
 /// A path under tests/data, e.g. testDataPath("commands/ipmitool/power_status_on.txt").
 std::filesystem::path testDataPath(std::string_view relative);
 

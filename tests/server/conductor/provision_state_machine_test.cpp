@@ -7,13 +7,13 @@
 
 #include "server/conductor/provision_state_machine.h"
 #include "server/model/provision_state.h"
+#include "tests/support/replay_command_runner.h"
 
 using namespace kiln::server;
 
 namespace {
 std::filesystem::path sourceRoot() {
-  // tests/server/conductor/<this file> -> repository root
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
+  return kiln::test::sourceDir();
 }
 }  // namespace
 
