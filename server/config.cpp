@@ -211,6 +211,13 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
     if (!parsed) return invalid(where("conductor", key) + ": " + parsed.error().message);
     *target = std::move(*parsed);
   }
+  KILN_TRY_VOID(getBool("deploy", "power_off_after_deploy_failure", c.powerOffAfterDeployFailure));
+  getString("deploy", "default_boot_mode", c.defaultBootMode);
+  c.defaultBootMode = lower(trim(c.defaultBootMode));
+  if (c.defaultBootMode != "uefi" && c.defaultBootMode != "bios") {
+    return invalid(where("deploy", "default_boot_mode") + " must be uefi or bios, got '" +
+                   c.defaultBootMode + "'");
+  }
   for (auto [key, target] : {std::pair{"erase_devices_priority", &c.eraseDevicesPriority},
                              std::pair{"erase_devices_metadata_priority", &c.eraseDevicesMetadataPriority}}) {
     int value = 0;
@@ -260,7 +267,8 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "conductor/node_locked_retry_attempts", "conductor/node_locked_retry_interval",
         "conductor/periodic_interval", "conductor/clean_step_priority_override",
         "conductor/deploy_step_priority_override", "deploy/erase_devices_priority",
-        "deploy/erase_devices_metadata_priority"};
+        "deploy/erase_devices_metadata_priority", "deploy/power_off_after_deploy_failure",
+        "deploy/default_boot_mode"};
     // Node history; Kiln prunes on insert, so the periodic clean-up options have no effect.
     for (const char* key : {"node_history", "node_history_max_entries", "node_history_minimum_days",
                             "node_history_cleanup_interval", "node_history_cleanup_batch_count"}) {

@@ -100,6 +100,11 @@ struct Config {
   // [deploy]
   std::optional<int> eraseDevicesPriority;          ///< deploy.erase_devices clean priority
   std::optional<int> eraseDevicesMetadataPriority;  ///< deploy.erase_devices_metadata
+  /// Power a node off when its deployment fails (Ironic's default), so that a failed machine
+  /// does not stay up in the ramdisk.
+  bool powerOffAfterDeployFailure = true;
+  /// The boot mode of nodes that request none (server/drivers/boot_mode.h): "uefi" | "bios".
+  std::string defaultBootMode = "uefi";
 
   // [http_basic_roles]  user = admin | observer   (Kiln extension)
   std::map<std::string, Role> userRoles;

@@ -5,6 +5,7 @@
 #include "server/api/handler_support.h"
 #include "server/api/node_handlers.h"
 #include "server/conductor/provision_state_machine.h"
+#include "server/drivers/agent/config_drive.h"
 #include "server/model/deploy_template.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
@@ -92,16 +93,23 @@ Result<ApiResponse> NodeHandlers::setProvisionState(RequestContext& ctx) {
     }
     req.deploySteps = KILN_TRY(validateTemplateSteps(body["deploy_steps"], "deploy_steps"));
   }
-  if (body.contains("configdrive") && !body["configdrive"].is_null()) {
+  // As Ironic's check_allow_configdrive: an empty value (null, "", {}) asks for nothing.
+  if (body.contains("configdrive") && !isEmptyConfigDrive(body["configdrive"])) {
     if (!deploying) {
       return invalid("The configdrive can only be set when deploying or rebuilding a node.");
     }
     if (event == "rebuild") KILN_TRY_VOID(requireVersion(ctx, 35));
     const json& cd = body["configdrive"];
+    KILN_TRY_VOID(validateConfigDrive(cd));
     if (cd.is_object()) {
-      KILN_TRY_VOID(requireVersion(ctx, 56));
-    } else if (!cd.is_string()) {
-      return invalid("Invalid configdrive: expected a string or (1.56+) an object");
+      if (!ctx.atLeast(56)) {
+        return invalid("Providing a JSON object for configdrive is only supported starting with "
+                       "API version 1.56");
+      }
+      if (cd.contains("vendor_data") && !ctx.atLeast(59)) {
+        return invalid("Providing vendor_data in configdrive is only supported starting with API "
+                       "version 1.59");
+      }
     }
     req.configdrive = cd;
   }

@@ -53,7 +53,7 @@ FieldMask ownedFields() {
                    kNodeLastError, kNodeReservation, kNodeCleanStep, kNodeDeployStep,
                    kNodePowerState, kNodeTargetPowerState, kNodeDriverInternalInfo,
                    kNodeRaidConfig, kNodeFault, kNodeInspectionStartedAt,
-                   kNodeInspectionFinishedAt}) {
+                   kNodeInspectionFinishedAt, kNodeBootMode}) {
     m.set(f);
   }
   return m;
@@ -745,6 +745,20 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
       task.log.warning("tear down after failed cleaning failed", {{"error", r.error().message}});
     }
     task.node.setText(kNodeCleanStep, "{}");
+  }
+  const bool deploying =
+      from == state::kDeploying || from == state::kDeployWait || from == state::kDeployHold;
+  if (deploying && deps_.config.powerOffAfterDeployFailure && task.driver && task.driver->power) {
+    // As Ironic's set_failed_state: a failed machine does not stay up in the ramdisk. A power
+    // failure here is logged; last_error keeps the deployment's cause.
+    const auto timeout = std::chrono::seconds(deps_.config.powerStateChangeTimeout);
+    if (auto r = task.driver->power->setPowerState(task, state::kPowerOff, timeout); r) {
+      task.node.setText(kNodePowerState, std::string(state::kPowerOff));
+    } else {
+      task.log.error("cannot power off the node after its deployment failed; put it in "
+                     "maintenance or remove it until this is resolved",
+                     {{"error", r.error().message}});
+    }
   }
   transition(task, "fail");
   task.node.setText(kNodeLastError, message);

@@ -59,7 +59,7 @@ Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const Interf
   KILN_TRY_VOID(registry.add(std::make_unique<NoopManagement>()));
   KILN_TRY_VOID(registry.add(std::make_unique<NoInspect>()));
   for (auto& impl : netboot::makeNetbootInterfaces()) KILN_TRY_VOID(registry.add(std::move(impl)));
-  for (auto& impl : makeAgentInterfaces()) KILN_TRY_VOID(registry.add(std::move(impl)));
+  for (auto& impl : makeAgentInterfaces(deps.commands)) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeIpmitoolInterfaces(deps.commands)) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeRedfishInterfaces(deps.http)) KILN_TRY_VOID(registry.add(std::move(impl)));
   return {};

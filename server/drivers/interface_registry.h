@@ -37,7 +37,7 @@ class InterfaceRegistry {
 
 /// What the built-in implementations need from the outside world.
 struct InterfaceDeps {
-  CommandRunnerPtr commands;  ///< ipmitool
+  CommandRunnerPtr commands;  ///< ipmitool, xorrisofs (config drives)
   HttpClientPtr http;         ///< Redfish
 };
 

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "server/drivers/agent/agent_session.h"
+#include "server/drivers/agent/config_drive.h"
 #include "server/drivers/fake/fake_interfaces.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
@@ -31,7 +32,7 @@ Result<StepResult> finishedCommand(TaskContext&, const json&, const json&) {
 /// Ironic's agent deploy ("direct").
 class DirectDeploy final : public DeployInterface {
  public:
-  DirectDeploy() {
+  explicit DirectDeploy(CommandRunnerPtr runner) : runner_(std::move(runner)) {
     steps_ = coreDeploySteps();
     for (auto& s : steps_) {
       if (s.name == "deploy") {
@@ -40,16 +41,17 @@ class DirectDeploy final : public DeployInterface {
           return StepResult::Wait;
         };
       } else if (s.name == "write_image") {
-        s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+        s.handler = [runner = runner_](TaskContext& task, const json&) -> Result<StepResult> {
           json args{{"image_info", KILN_TRY(buildImageInfo(task))}};
           if (auto it = task.instanceInfo.find("configdrive");
-              it != task.instanceInfo.end() && !it->is_null()) {
-            if (!it->is_string()) {
-              return invalid("instance_info.configdrive must be a URL or a base64-encoded, "
-                             "gzip-compressed ISO 9660 image (Kiln builds no config drive from "
-                             "JSON)");
+              it != task.instanceInfo.end() && !isEmptyConfigDrive(*it)) {
+            if (it->is_object()) {
+              args["configdrive"] = KILN_TRY(
+                  buildConfigDrive(*runner, *it, task.uuid(), task.node.str(kNodeName)));
+            } else {
+              KILN_TRY_VOID(validateConfigDrive(*it));
+              args["configdrive"] = *it;
             }
-            args["configdrive"] = *it;
           }
           agent::queueStep(task, "deploy",
                            json{{"interface", "deploy"}, {"step", "write_image"}, {"args", args},
@@ -120,6 +122,7 @@ class DirectDeploy final : public DeployInterface {
   }
 
  private:
+  CommandRunnerPtr runner_;
   std::vector<StepDefinition> steps_;
 };
 
@@ -235,9 +238,10 @@ void applyInventory(json& properties, const json& inventory) {
   }
 }
 
-std::vector<std::unique_ptr<HardwareInterface>> makeAgentInterfaces() {
+std::vector<std::unique_ptr<HardwareInterface>> makeAgentInterfaces(CommandRunnerPtr runner) {
+  if (!runner) runner = std::make_shared<ProcessCommandRunner>();
   std::vector<std::unique_ptr<HardwareInterface>> out;
-  out.push_back(std::make_unique<DirectDeploy>());
+  out.push_back(std::make_unique<DirectDeploy>(std::move(runner)));
   out.push_back(std::make_unique<AgentInspect>());
   out.push_back(std::make_unique<GenericInterface>(InterfaceType::Raid, "agent", false, agentRaidSteps()));
   return out;

@@ -2,7 +2,8 @@
 //
 // The interfaces that work through kiln-agent (the pull protocol of docs/protocol.md):
 //   deploy  "direct": the core deploy steps of Ironic's agent deploy. deploy.deploy boots the
-//           ramdisk and waits for the agent; deploy.write_image hands the image to the agent;
+//           ramdisk and waits for the agent; deploy.write_image hands the image and the config
+//           drive to the agent (built from JSON here: server/drivers/agent/config_drive.h);
 //           prepare_instance_boot, tear_down_agent (the agent powers off), boot_instance. The
 //           agent's in-band steps (erase_devices_metadata, erase_devices, ...) come from its
 //           heartbeat; the same steps are declared here so templates validate before it boots.
@@ -19,10 +20,12 @@
 #include <nlohmann/json.hpp>
 
 #include "server/drivers/interfaces.h"
+#include "shared/exec/command_runner.h"
 
 namespace kiln::server {
 
-std::vector<std::unique_ptr<HardwareInterface>> makeAgentInterfaces();
+/// `runner` runs xorrisofs for config drives given as JSON (nullptr: a ProcessCommandRunner).
+std::vector<std::unique_ptr<HardwareInterface>> makeAgentInterfaces(CommandRunnerPtr runner = nullptr);
 
 /// The image_info the agent's deploy.write_image receives, from the node's instance_info
 /// (image_source, image_checksum / image_os_hash_algo + image_os_hash_value,

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+
+#include "server/drivers/boot_mode.h"
+#include "server/model/node.h"
 
 namespace kiln::server {
 namespace {
@@ -368,10 +372,39 @@ Result<void> Ipmitool::setBootDevice(const TaskContext& task, std::string_view d
     task.log.warning("BMC rejected disabling the boot flag timeout; continuing",
                      {{"node", task.uuid()}, {"error", timeoutOff.error().message}});
   }
+  // UEFI: "chassis bootdev" cannot say EFI reliably, so the boot flags go raw, as Ironic sends
+  // them (Set System Boot Options parameter 5: 0xe0 persistent + EFI, 0xa0 once + EFI).
+  if (KILN_TRY(effectiveBootMode(task)) == kBootModeUefi) {
+    const std::string code = KILN_TRY(uefiBootDeviceCode(task, device));
+    KILN_TRY_VOID(run(task, {"raw", "0x00", "0x08", "0x05", persistent ? "0xe0" : "0xa0", code,
+                             "0x00", "0x00", "0x00"}));
+    return {};
+  }
   std::vector<std::string> args = {"chassis", "bootdev", std::string(device)};
   if (persistent) args.emplace_back("options=persistent");
   KILN_TRY_VOID(run(task, args));
   return {};
+}
+
+Result<std::string> uefiBootDeviceCode(const TaskContext& task, std::string_view device) {
+  // Boot device selector of IPMI's boot flags (byte 2, bits 5:2), as Ironic maps it; Supermicro
+  // BMCs want 0x24 for the disk in UEFI mode.
+  if (device == "pxe") return std::string("0x04");
+  if (device == "disk") {
+    const json properties = objectField(task.node, kNodeProperties);
+    auto vendor = properties.find("vendor");
+    if (vendor != properties.end() && vendor->is_string()) {
+      std::string v = vendor->get<std::string>();
+      std::transform(v.begin(), v.end(), v.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (v == "supermicro") return std::string("0x24");
+    }
+    return std::string("0x08");
+  }
+  if (device == "cdrom") return std::string("0x14");
+  if (device == "bios") return std::string("0x18");
+  if (device == "safe") return std::string("0x0c");
+  return invalid("Invalid boot device " + std::string(device) + " specified.");
 }
 
 }  // namespace kiln::server

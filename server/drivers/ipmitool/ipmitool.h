@@ -134,6 +134,9 @@ class Ipmitool {
   /// `raw 0x00 0x08 0x03 0x08` (stop the BMC from dropping the setting after 60 s, as Ironic
   /// does; a BMC that rejects it is tolerated), then `chassis bootdev <device>
   /// [options=persistent]`. `device` is an ipmitool bootdev name (pxe, disk, cdrom, bios, safe).
+  /// When the node boots UEFI (server/drivers/boot_mode.h), the second command is
+  /// `raw 0x00 0x08 0x05 <0xe0 persistent | 0xa0 once> <uefiBootDeviceCode> 0x00 0x00 0x00`
+  /// instead, as Ironic sends it: bootdev's options=efiboot is not honoured by every BMC.
   Result<void> setBootDevice(const TaskContext& task, std::string_view device,
                              bool persistent) const;
 
@@ -146,5 +149,9 @@ class Ipmitool {
   CommandRunnerPtr runner_;
   IpmitoolOptions options_;
 };
+
+/// The IPMI boot device selector for a UEFI boot of `device` (pxe 0x04, disk 0x08 — 0x24 on a
+/// node whose properties.vendor is Supermicro —, cdrom 0x14, bios 0x18, safe 0x0c).
+Result<std::string> uefiBootDeviceCode(const TaskContext& task, std::string_view device);
 
 }  // namespace kiln::server

@@ -6,8 +6,10 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <system_error>
 
+#include "server/drivers/boot_mode.h"
 #include "server/local_files.h"
 #include "server/model/resources.h"
 #include "shared/core/file.h"
@@ -216,6 +218,49 @@ std::string pxeAgentConfig(const std::string& kernel, const std::string& ramdisk
 
 std::string pxeLocalConfig() { return "default local\n\nlabel local\n  localboot 0\n"; }
 
+std::string grubAgentConfig(const std::string& kernel, const std::string& ramdisk,
+                            const std::string& apiUrl, const std::string& appendParams,
+                            const std::string& mac) {
+  std::string bootif = "01-";
+  for (char c : mac) bootif += c == ':' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return "set default=deploy\n"
+         "set timeout=5\n"
+         "set hidden_timeout_quiet=false\n\n"
+         "menuentry \"deploy\" {\n"
+         "    linux " + kernel + " kiln.api_url=" + apiUrl + " BOOTIF=" + bootif + " " +
+         appendParams + "\n"
+         "    initrd " + ramdisk + "\n"
+         "}\n";
+}
+
+std::string grubLocalConfig() {
+  return "set default=local\n"
+         "set timeout=0\n\n"
+         "# kiln-server: the node boots its disk; back to the firmware's next boot option.\n"
+         "menuentry \"local\" {\n"
+         "    exit\n"
+         "}\n";
+}
+
+std::string grubMasterConfig() {
+  return "# Written by kiln-server: GRUB builds that do not look up grub.cfg-01-<mac> by\n"
+         "# themselves load the booting MAC's configuration from the TFTP root.\n"
+         "set default=master\n"
+         "set timeout=1\n"
+         "set hidden_timeout_quiet=false\n\n"
+         "menuentry \"master\" {\n"
+         "    configfile /$net_default_mac.conf\n"
+         "}\n";
+}
+
+std::vector<std::string> grubConfigNames(std::string_view mac) {
+  std::string lower;
+  for (char c : mac) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string dashed = lower;
+  std::replace(dashed.begin(), dashed.end(), ':', '-');
+  return {"grub.cfg-01-" + dashed, lower + ".conf"};
+}
+
 std::string pxeConfigName(std::string_view mac) {
   std::string name = "01-";
   for (char c : mac) name += c == ':' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -261,6 +306,7 @@ class NetbootBase : public BootInterface {
         return invalid(*tooLong);
       }
     }
+    KILN_TRY_VOID(syncBootMode(task));
     KILN_TRY_VOID(writeAgentConfig(task));
     KILN_TRY_VOID(task.driver->management->setBootDevice(task, "pxe", false));
     task.internalInfo["boot_target"] = "agent";
@@ -271,6 +317,7 @@ class NetbootBase : public BootInterface {
     return removeConfig(task);
   }
   Result<void> prepareInstance(TaskContext& task) override {
+    KILN_TRY_VOID(syncBootMode(task));
     KILN_TRY_VOID(writeLocalConfig(task));
     KILN_TRY_VOID(task.driver->management->setBootDevice(task, "disk", true));
     task.internalInfo["boot_target"] = "disk";
@@ -354,30 +401,67 @@ class PxeBoot final : public NetbootBase {
         return internalError("Cannot copy the agent images into " + nodeDir.string() + ": " + copied.error().message);
       }
     }
-    return writeConfigs(task, pxeAgentConfig(task.uuid() + "/deploy_kernel", task.uuid() + "/deploy_ramdisk",
-                                             configuredApiUrl(*task.config),
-                                             KILN_TRY(agentAppendParams(*task.config, task.driverInfo))));
+    const std::string apiUrl = configuredApiUrl(*task.config);
+    const std::string params = KILN_TRY(agentAppendParams(*task.config, task.driverInfo));
+    if (KILN_TRY(effectiveBootMode(task)) == kBootModeUefi) {
+      return writeGrubConfigs(task, [&](const std::string& mac) {
+        return grubAgentConfig("/" + task.uuid() + "/deploy_kernel",
+                               "/" + task.uuid() + "/deploy_ramdisk", apiUrl, params, mac);
+      });
+    }
+    return writeConfigs(task, pxeAgentConfig(task.uuid() + "/deploy_kernel",
+                                             task.uuid() + "/deploy_ramdisk", apiUrl, params));
   }
-  Result<void> writeLocalConfig(TaskContext& task) override { return writeConfigs(task, pxeLocalConfig()); }
+  Result<void> writeLocalConfig(TaskContext& task) override {
+    if (KILN_TRY(effectiveBootMode(task)) == kBootModeUefi) {
+      return writeGrubConfigs(task, [](const std::string&) { return grubLocalConfig(); });
+    }
+    return writeConfigs(task, pxeLocalConfig());
+  }
   Result<void> removeConfig(TaskContext& task) override {
     std::error_code ec;
     const fs::path root = task.config->tftpRoot;
-    for (const auto& port : task.ports) fs::remove(root / "pxelinux.cfg" / pxeConfigName(port.str(kPortAddress)), ec);
+    for (const auto& port : task.ports) {
+      const std::string mac = port.str(kPortAddress);
+      fs::remove(root / "pxelinux.cfg" / pxeConfigName(mac), ec);
+      for (const auto& name : grubConfigNames(mac)) fs::remove(root / name, ec);
+    }
     fs::remove_all(root / task.uuid(), ec);
     return {};
   }
 
  private:
+  static Result<void> writeText(const fs::path& file, const std::string& content) {
+    std::ofstream out(file, std::ios::trunc);
+    out << content;
+    if (!out.flush()) return internalError("Cannot write " + file.string());
+    return {};
+  }
+
   Result<void> writeConfigs(TaskContext& task, const std::string& content) {
     const fs::path dir = fs::path(task.config->tftpRoot) / "pxelinux.cfg";
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return internalError("Cannot create " + dir.string() + ": " + ec.message());
     for (const auto& port : task.ports) {
-      const fs::path file = dir / pxeConfigName(port.str(kPortAddress));
-      std::ofstream out(file, std::ios::trunc);
-      out << content;
-      if (!out.flush()) return internalError("Cannot write " + file.string());
+      KILN_TRY_VOID(writeText(dir / pxeConfigName(port.str(kPortAddress)), content));
+    }
+    return {};
+  }
+
+  /// GRUB (UEFI): each port's configuration under both of Ironic's names, and the master
+  /// grub/grub.cfg that sends a GRUB without per-MAC lookup to <mac>.conf.
+  Result<void> writeGrubConfigs(TaskContext& task,
+                                const std::function<std::string(const std::string&)>& content) {
+    const fs::path root = task.config->tftpRoot;
+    std::error_code ec;
+    fs::create_directories(root / "grub", ec);
+    if (ec) return internalError("Cannot create " + (root / "grub").string() + ": " + ec.message());
+    const fs::path master = root / "grub" / "grub.cfg";
+    if (!fs::exists(master, ec)) KILN_TRY_VOID(writeText(master, grubMasterConfig()));
+    for (const auto& port : task.ports) {
+      const std::string mac = port.str(kPortAddress);
+      for (const auto& name : grubConfigNames(mac)) KILN_TRY_VOID(writeText(root / name, content(mac)));
     }
     return {};
   }

@@ -7,8 +7,10 @@
 //         kiln.api_url) while the node needs the agent (driver_internal_info.boot_target =
 //         "agent"), a local-disk boot otherwise. Kernel and initramfs are URLs, or local files
 //         kiln-server serves at GET /boot/<node uuid>/kernel and /ramdisk.
-//   pxe   per-MAC pxelinux configuration files (pxelinux.cfg/01-<mac>) and the node's kernel and
-//         initramfs copied under [pxe] tftp_root, for a TFTP server such as dnsmasq.
+//   pxe   per-MAC pxelinux configuration files (pxelinux.cfg/01-<mac>) on BIOS machines, GRUB
+//         ones (grub.cfg-01-<mac>, <mac>.conf, and grub/grub.cfg) on UEFI machines, and the
+//         node's kernel and initramfs, under [pxe] tftp_root, for a TFTP server such as dnsmasq.
+//         The boot mode is server/drivers/boot_mode.h's, aligned with the BMC first.
 //
 // Which kernel and initramfs: the node's driver_info deploy_kernel / deploy_ramdisk (a path or
 // a URL), defaulting to [conductor] deploy_kernel / deploy_ramdisk, as in Ironic; the kernel
@@ -86,6 +88,20 @@ std::string localBootScript(std::string_view why);
 std::string pxeAgentConfig(const std::string& kernel, const std::string& ramdisk,
                            const std::string& apiUrl, const std::string& appendParams);
 std::string pxeLocalConfig();
+
+/// GRUB (the pxe boot interface on UEFI machines): the agent's configuration for the port
+/// `mac` (paths from the TFTP root; BOOTIF names the port, as pxelinux's ipappend does), the
+/// local one (exit to the firmware's next boot option), and the master grub/grub.cfg that
+/// loads /<mac>.conf ($net_default_mac), as Ironic's documentation lays it out.
+std::string grubAgentConfig(const std::string& kernel, const std::string& ramdisk,
+                            const std::string& apiUrl, const std::string& appendParams,
+                            const std::string& mac);
+std::string grubLocalConfig();
+std::string grubMasterConfig();
+
+/// Ironic's names of a port's GRUB configuration under the TFTP root:
+/// "grub.cfg-01-52-54-00-12-34-56" (GRUB's own per-MAC lookup) and "52:54:00:12:34:56.conf".
+std::vector<std::string> grubConfigNames(std::string_view mac);
 
 /// pxelinux.cfg file name of a MAC: "01-52-54-00-12-34-56".
 std::string pxeConfigName(std::string_view mac);

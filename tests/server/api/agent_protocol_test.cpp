@@ -3,10 +3,14 @@
 // and agent RAID, driven by a scripted agent.
 #include <catch2/catch.hpp>
 
+#include <openssl/evp.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 
 #include "tests/support/protocol_golden.h"
 #include "tests/support/test_api.h"
@@ -276,6 +280,164 @@ TEST_CASE("direct deploy through the agent: write_image, power off, boot", "[ser
   CHECK(agent.lookup().status == 404);
 }
 
+namespace {
+
+/// base64 -> gunzip of a config drive handed to write_image.
+std::string configDriveImage(const std::string& text) {
+  std::string bytes(text.size(), '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(bytes.data()),
+                                reinterpret_cast<const unsigned char*>(text.data()),
+                                static_cast<int>(text.size()));
+  REQUIRE(n >= 0);
+  bytes.resize(static_cast<size_t>(n) - (text.ends_with("==") ? 2 : text.ends_with("=") ? 1 : 0));
+  z_stream zs{};
+  REQUIRE(inflateInit2(&zs, 15 + 16) == Z_OK);
+  std::string out(8 << 20, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(bytes.data());
+  zs.avail_in = static_cast<uInt>(bytes.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  inflateEnd(&zs);
+  REQUIRE(rc == Z_STREAM_END);
+  return out;
+}
+
+}  // namespace
+
+/// Stands in for xorrisofs (the real one runs in tests/integration/configdrive_cloudinit_test.py):
+/// records the files staged for the image and writes a small "image" to the -o path.
+class FakeIsoBuilder final : public kiln::CommandRunner {
+ public:
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> files;  ///< path under the staged root -> content
+
+  kiln::Result<kiln::CommandOutput> run(const kiln::Command& command) override {
+    argv = command.argv;
+    namespace fs = std::filesystem;
+    const fs::path root = command.argv.back();
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+      if (!entry.is_regular_file()) continue;
+      std::ifstream in(entry.path(), std::ios::binary);
+      files[fs::relative(entry.path(), root).string()] =
+          std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }
+    std::ofstream(command.argv.at(2), std::ios::binary) << "ISO-IMAGE:" << files.size();
+    return kiln::CommandOutput{};
+  }
+};
+
+TEST_CASE("a JSON configdrive is built into an image handed to write_image",
+          "[server][agent][configdrive]") {
+  auto iso = std::make_shared<FakeIsoBuilder>();
+  kiln::server::InterfaceDeps deps;
+  deps.commands = iso;
+  TestApi api("", deps);
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  const Json cd{{"meta_data", {{"hostname", "web-1"}, {"public_keys", {{"k", "ssh-ed25519 AAAA"}}}}},
+                {"user_data", "#cloud-config\nruncmd: [echo kiln-user-data]\n"},
+                {"network_data", {{"links", Json::array()}, {"networks", Json::array()}}},
+                {"vendor_data", {{"kiln", "vendor-value"}}}};
+  REQUIRE(verb(api, "n1", "active", {{"configdrive", cd}}).status == 202);
+  // Masked in the API like any secret.
+  CHECK(node(api, "n1")["instance_info"]["configdrive"] == "******");
+  CHECK(iso->argv.empty());  // built when write_image runs, not before
+
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto write = commandOf(agent.beat());
+  REQUIRE(write["params"]["step"]["step"] == "write_image");
+  REQUIRE(iso->argv.size() == 15);
+  CHECK(iso->argv[0] == "xorrisofs");
+  CHECK(iso->argv[13] == "config-2");
+  CHECK(iso->files.size() == 8);
+  const Json meta = Json::parse(iso->files.at("openstack/latest/meta_data.json"));
+  CHECK(meta["hostname"] == "web-1");
+  CHECK(meta["name"] == "n1");
+  CHECK(meta["uuid"] == agent.uuid);
+  CHECK(iso->files.at("openstack/2012-08-10/user_data") == cd["user_data"]);
+  CHECK(Json::parse(iso->files.at("openstack/latest/vendor_data2.json")) == cd["vendor_data"]);
+  // The agent gets base64(gzip(image)), Ironic's form.
+  const Json& sent = write["params"]["step"]["args"]["configdrive"];
+  REQUIRE(sent.is_string());
+  CHECK(configDriveImage(sent.get<std::string>()) == "ISO-IMAGE:8");
+}
+
+TEST_CASE("a config drive that cannot be built fails the deployment at write_image",
+          "[server][agent][configdrive]") {
+  struct Missing final : kiln::CommandRunner {
+    kiln::Result<kiln::CommandOutput> run(const kiln::Command&) override {
+      return kiln::fail(kiln::ErrorCode::Unavailable, "cannot start xorrisofs: No such file or directory");
+    }
+  };
+  kiln::server::InterfaceDeps deps;
+  deps.commands = std::make_shared<Missing>();
+  TestApi api("", deps);
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active", {{"configdrive", {{"meta_data", {{"a", 1}}}}}}).status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  agent.beat();
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "deploy failed");
+  CHECK_THAT(n["last_error"].get<std::string>(),
+             Catch::Contains("deploy.write_image") && Catch::Contains("Debian package xorriso"));
+  CHECK(n["power_state"] == "power off");
+}
+
+TEST_CASE("an empty configdrive ({}, \"\", null) means none, as in Ironic",
+          "[server][agent][configdrive]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  auto empty = GENERATE(Json::object(), Json(""), Json(nullptr));
+  REQUIRE(verb(api, "n1", "active", {{"configdrive", empty}}).status == 202);
+  CHECK_FALSE(node(api, "n1")["instance_info"].contains("configdrive"));
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto write = commandOf(agent.beat());
+  REQUIRE(write["params"]["step"]["step"] == "write_image");
+  CHECK_FALSE(write["params"]["step"]["args"].contains("configdrive"));
+}
+
+TEST_CASE("a bad configdrive is refused when the request arrives and changes nothing",
+          "[server][agent][configdrive]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  struct Case {
+    Json configdrive;
+    std::string version;
+    std::string message;
+  };
+  const Case cases[] = {
+      {Json{{"meta_data", {{"a", 1}}}, {"bogus", 1}}, "1.78", "'bogus' was unexpected"},
+      {Json{{"meta_data", "text"}}, "1.78", "is not of type 'object'"},
+      {Json{{"network_data", Json::array()}}, "1.78", "is not of type 'object'"},
+      {Json{{"user_data", 42}}, "1.78", "is not of type 'object', 'array', 'string', 'null'"},
+      {Json(42), "1.78", "is not of type 'object', 'string'"},
+      {Json("not base64 {}"), "1.78", "neither a JSON, nor a URL, nor a base64 string"},
+      {Json{{"meta_data", {{"a", 1}}}}, "1.55", "only supported starting with API version 1.56"},
+      {Json{{"vendor_data", {{"a", 1}}}}, "1.58", "vendor_data in configdrive is only supported"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.configdrive.dump() << " at " << c.version);
+    api.version = c.version;
+    auto r = verb(api, "n1", "active", {{"configdrive", c.configdrive}});
+    CHECK(r.status == 400);
+    CHECK_THAT(r.fault(), Catch::Contains(c.message));
+    api.version = "1.78";
+    auto n = node(api, "n1");
+    CHECK(n["provision_state"] == "available");
+    CHECK_FALSE(n["instance_info"].contains("configdrive"));
+  }
+  // A URL and base64 text pass as they are.
+  REQUIRE(verb(api, "n1", "active", {{"configdrive", "http://127.0.0.1:9/cd.iso.gz"}}).status == 202);
+}
+
 TEST_CASE("a failed agent step fails the deployment naming the step", "[server][agent]") {
   TestApi api;
   createAgentNode(api, "n1");
@@ -293,6 +455,8 @@ TEST_CASE("a failed agent step fails the deployment naming the step", "[server][
   CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("deploy.write_image") &&
                                                      Catch::Contains("checksum mismatch"));
   CHECK(n["deploy_step"]["step"] == "write_image");
+  // [deploy] power_off_after_deploy_failure (default true): the machine does not stay up.
+  CHECK(n["power_state"] == "power off");
   // The agent is no longer handed the failed command, and beats at the idle interval.
   auto after = agent.beat();
   REQUIRE(after.status == 202);
@@ -306,6 +470,21 @@ TEST_CASE("a failed agent step fails the deployment naming the step", "[server][
   CHECK(agent.beat().status == 401);
   REQUIRE(agent.lookup().status == 200);
   CHECK(commandOf(agent.beat())["params"]["step"]["step"] == "erase_devices_metadata");
+}
+
+TEST_CASE("power_off_after_deploy_failure = false leaves a failed node powered on",
+          "[server][agent]") {
+  TestApi api("[deploy]\npower_off_after_deploy_failure = false\n");
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto write = commandOf(agent.beat());
+  agent.finish(write, "FAILED", Json::object(), "no space left on device");
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "deploy failed");
+  CHECK(n["power_state"] == "power on");
 }
 
 TEST_CASE("deploy: an image_source that is not http(s) fails validation", "[server][agent]") {

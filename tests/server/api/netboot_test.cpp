@@ -174,10 +174,16 @@ TEST_CASE("pxe: pxelinux files for the agent, then local boot, removed on undepl
               "\nfile_url_allowed_paths = " + dir.path.string() +
               "\napi_url = http://10.0.0.1:6385/\n[pxe]\ntftp_root = " + tftp + "\n");
   createNode(api, "pxe", Json::object());
+  // A BIOS machine (the fake BMC says uefi; the capability wins and is set on it).
+  REQUIRE(api.patch("/v1/nodes/nb", Json::array({{{"op", "add"}, {"path", "/properties/capabilities"},
+                                                  {"value", "boot_mode:bios"}}}))
+              .status == 200);
   CHECK(api.get("/v1/nodes/nb/validate").json()["boot"]["result"] == true);
   verb(api, "nb", "manage");
   verb(api, "nb", "provide");
   const std::string uuid = node(api, "nb")["uuid"];
+  CHECK(node(api, "nb")["boot_mode"] == "bios");
+  CHECK_FALSE(std::filesystem::exists(tftp + "/grub.cfg-01-52-54-00-ab-cd-ef"));
   const std::string config = tftp + "/pxelinux.cfg/01-52-54-00-ab-cd-ef";
   REQUIRE(std::filesystem::exists(config));
   CHECK_THAT(readFile(config), Catch::Contains("kernel " + uuid + "/deploy_kernel") &&
@@ -188,6 +194,60 @@ TEST_CASE("pxe: pxelinux files for the agent, then local boot, removed on undepl
   verb(api, "nb", "abort");
   CHECK_FALSE(std::filesystem::exists(config));
   CHECK_FALSE(std::filesystem::exists(tftp + "/" + uuid));
+}
+
+TEST_CASE("pxe on UEFI: GRUB configurations under Ironic's names, then local boot, removed on "
+          "undeploy",
+          "[server][netboot][boot_mode]") {
+  TempDir dir("kiln-grub");
+  const std::string kernel = dir.file("kernel");
+  const std::string ramdisk = dir.file("initramfs");
+  std::ofstream(kernel) << "K";
+  std::ofstream(ramdisk) << "R";
+  const std::string tftp = dir.file("tftp");
+  std::filesystem::create_directory(tftp);
+  // No capability anywhere: [deploy] default_boot_mode (uefi), which the fake BMC reports too.
+  TestApi api("[conductor]\ndeploy_kernel = " + kernel + "\ndeploy_ramdisk = " + ramdisk +
+              "\nfile_url_allowed_paths = " + dir.path.string() +
+              "\napi_url = http://10.0.0.1:6385/\n[pxe]\ntftp_root = " + tftp + "\n");
+  createNode(api, "pxe", Json::object());
+  verb(api, "nb", "manage");
+  verb(api, "nb", "provide");
+  auto n = node(api, "nb");
+  const std::string uuid = n["uuid"];
+  CHECK(n["driver_internal_info"]["deploy_boot_mode"] == "uefi");
+  CHECK(n["boot_mode"] == "uefi");
+  CHECK_FALSE(std::filesystem::exists(tftp + "/pxelinux.cfg/01-52-54-00-ab-cd-ef"));
+  for (const char* name : {"/grub.cfg-01-52-54-00-ab-cd-ef", "/52:54:00:ab:cd:ef.conf"}) {
+    INFO(name);
+    const std::string text = readFile(tftp + name);
+    CHECK_THAT(text, Catch::Contains("linux /" + uuid + "/deploy_kernel kiln.api_url=http://10.0.0.1:6385 "
+                                     "BOOTIF=01-52-54-00-ab-cd-ef ") &&
+                         Catch::Contains("initrd /" + uuid + "/deploy_ramdisk") &&
+                         Catch::Contains("cryptomgr.notests"));
+  }
+  CHECK_THAT(readFile(tftp + "/grub/grub.cfg"), Catch::Contains("configfile /$net_default_mac.conf"));
+  CHECK(readFile(tftp + "/" + uuid + "/deploy_kernel") == "K");
+  verb(api, "nb", "abort");
+  CHECK_FALSE(std::filesystem::exists(tftp + "/grub.cfg-01-52-54-00-ab-cd-ef"));
+  CHECK_FALSE(std::filesystem::exists(tftp + "/52:54:00:ab:cd:ef.conf"));
+  CHECK_FALSE(std::filesystem::exists(tftp + "/" + uuid));
+
+  // An instance that asks for bios on a node whose capability says uefi fails to deploy.
+  REQUIRE(api.patch("/v1/nodes/nb", Json::array({{{"op", "add"}, {"path", "/properties/capabilities"},
+                                                  {"value", "boot_mode:uefi"}},
+                                                 {{"op", "add"}, {"path", "/instance_info/capabilities"},
+                                                  {"value", {{"boot_mode", "bios"}}}},
+                                                 {{"op", "add"}, {"path", "/automated_clean"}, {"value", false}}}))
+              .status == 200);
+  verb(api, "nb", "manage");
+  verb(api, "nb", "provide");
+  n = node(api, "nb");
+  REQUIRE(n["provision_state"] == "available");
+  verb(api, "nb", "active");
+  n = node(api, "nb");
+  CHECK(n["provision_state"] == "deploy failed");
+  CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("violates node properties/capabilities uefi"));
 }
 
 TEST_CASE("pxe: validation needs local images, an API URL and a writable TFTP root", "[server][netboot]") {

@@ -155,10 +155,11 @@ TEST_CASE("ipxe and pxe hand booting agents the API's CA on the kernel command l
     CHECK(validateReason(api) == "");
     verb(api, "manage");
     verb(api, "provide");
-    const std::string config = readText(tftp + "/pxelinux.cfg/01-52-54-00-ab-cd-ef");
+    // UEFI (the default boot mode): GRUB's configuration carries the CA last as well.
+    const std::string config = readText(tftp + "/grub.cfg-01-52-54-00-ab-cd-ef");
     CHECK_THAT(config,
                Catch::Contains("kiln.api_url=https://10.0.0.1:6385 ") &&
-                   Catch::Contains(" cryptomgr.notests kiln.api_ca=" + kDerA + "\n  ipappend 3\n"));
+                   Catch::Contains(" cryptomgr.notests kiln.api_ca=" + kDerA + "\n    initrd "));
   }
 }
 

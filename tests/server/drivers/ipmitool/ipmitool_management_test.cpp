@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "server/config.h"
 #include "server/drivers/ipmitool/ipmitool_management.h"
 #include "tests/server/drivers/ipmitool/ipmitool_test_support.h"
 
@@ -16,7 +17,8 @@ const std::initializer_list<std::string> kGetFlags = {"chassis", "bootparam", "g
 
 TEST_CASE("IpmitoolManagement sets a one-time boot device", "[server][ipmitool]") {
   IpmiFixture f;
-  f.expect(kDisableTimeout, "raw_disable_boot_timeout")
+  f.bootMode("bios")
+      .expect(kDisableTimeout, "raw_disable_boot_timeout")
       .expect({"chassis", "bootdev", "pxe"}, "bootdev_pxe");
   IpmitoolManagement management(Ipmitool(f.runner));
   REQUIRE(management.setBootDevice(f.task, "pxe", false));
@@ -28,7 +30,8 @@ TEST_CASE("IpmitoolManagement sets a persistent boot device with options=persist
   for (const char* device : {"pxe", "disk", "cdrom", "bios", "safe"}) {
     INFO(device);
     IpmiFixture f;
-    f.expect(kDisableTimeout, "raw_disable_boot_timeout")
+    f.bootMode("bios")
+        .expect(kDisableTimeout, "raw_disable_boot_timeout")
         .expect({"chassis", "bootdev", device, "options=persistent"},
                 std::string("bootdev_") + device);
     REQUIRE(IpmitoolManagement(Ipmitool(f.runner)).setBootDevice(f.task, device, true));
@@ -41,10 +44,55 @@ TEST_CASE(
     "override",
     "[server][ipmitool]") {
   IpmiFixture f;
-  f.expect(kDisableTimeout, "raw_invalid_command")
+  f.bootMode("bios")
+      .expect(kDisableTimeout, "raw_invalid_command")
       .expect({"chassis", "bootdev", "disk"}, "bootdev_disk");
   REQUIRE(IpmitoolManagement(Ipmitool(f.runner)).setBootDevice(f.task, "disk", false));
   test::checkAllConsumed(*f.runner);
+}
+
+TEST_CASE("IpmitoolManagement sets UEFI boot devices with raw boot flags, as Ironic",
+          "[server][ipmitool][boot_mode]") {
+  struct Case {
+    const char* device;
+    bool persistent;
+    const char* flags;
+    const char* code;
+    const char* vendor;
+  };
+  for (const Case& c : {Case{"pxe", false, "0xa0", "0x04", ""}, Case{"disk", true, "0xe0", "0x08", ""},
+                        Case{"disk", true, "0xe0", "0x24", "SuperMicro"},
+                        Case{"cdrom", false, "0xa0", "0x14", ""}, Case{"bios", true, "0xe0", "0x18", ""},
+                        Case{"safe", false, "0xa0", "0x0c", ""}}) {
+    INFO(c.device << " persistent=" << c.persistent << " vendor=" << c.vendor);
+    IpmiFixture f;
+    f.bootMode("uefi", c.vendor)
+        .expect(kDisableTimeout, "raw_disable_boot_timeout")
+        .expect({"raw", "0x00", "0x08", "0x05", c.flags, c.code, "0x00", "0x00", "0x00"},
+                "raw_set_boot_flags");
+    REQUIRE(IpmitoolManagement(Ipmitool(f.runner)).setBootDevice(f.task, c.device, c.persistent));
+    test::checkAllConsumed(*f.runner);
+  }
+}
+
+TEST_CASE("IpmitoolManagement boots UEFI when nothing asks for a mode ([deploy] default_boot_mode)",
+          "[server][ipmitool][boot_mode]") {
+  IpmiFixture f;  // no capabilities, no configuration: Ironic's default, uefi
+  f.expect(kDisableTimeout, "raw_disable_boot_timeout")
+      .expect({"raw", "0x00", "0x08", "0x05", "0xa0", "0x04", "0x00", "0x00", "0x00"},
+              "raw_set_boot_flags");
+  REQUIRE(IpmitoolManagement(Ipmitool(f.runner)).setBootDevice(f.task, "pxe", false));
+  test::checkAllConsumed(*f.runner);
+
+  // default_boot_mode = bios: chassis bootdev.
+  auto config = server::parseConfig("[deploy]\ndefault_boot_mode = bios\n", "test");
+  REQUIRE(config);
+  IpmiFixture g;
+  g.task.config = &*config;
+  g.expect(kDisableTimeout, "raw_disable_boot_timeout")
+      .expect({"chassis", "bootdev", "pxe"}, "bootdev_pxe");
+  REQUIRE(IpmitoolManagement(Ipmitool(g.runner)).setBootDevice(g.task, "pxe", false));
+  test::checkAllConsumed(*g.runner);
 }
 
 TEST_CASE("IpmitoolManagement stops when the BMC cannot be reached", "[server][ipmitool]") {

@@ -38,6 +38,14 @@ struct IpmiFixture {
     task.clock = &clock;
   }
 
+  /// Makes the node boot in `mode` ("bios" or "uefi") through properties.capabilities.
+  IpmiFixture& bootMode(const std::string& mode, const std::string& vendor = "") {
+    nlohmann::json properties{{"capabilities", "boot_mode:" + mode}};
+    if (!vendor.empty()) properties["vendor"] = vendor;
+    task.node.setText(server::kNodeProperties, properties.dump());
+    return *this;
+  }
+
   /// The argv ipmitool gets for `command` on the default node.
   static std::vector<std::string> argv(std::initializer_list<std::string> command) {
     std::vector<std::string> out = {"ipmitool", "-I",    "lanplus", "-H", "10.20.30.40",

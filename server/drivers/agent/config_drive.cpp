@@ -1,0 +1,218 @@
+#include "server/drivers/agent/config_drive.h"
+
+#include <zlib.h>
+
+#include <openssl/evp.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// The metadata versions openstacksdk writes by default (configdrive.populate_directory).
+constexpr const char* kVersions[] = {"2012-08-10", "latest"};
+
+Result<void> formatError(const std::string& what) {
+  return invalid("Invalid configdrive format: " + what);
+}
+
+bool isBase64Text(const std::string& text) {
+  for (const unsigned char c : text) {
+    if (!std::isalnum(c) && c != '+' && c != '/' && c != '=' && c != '\n' && c != '\r' &&
+        c != '\t' && c != ' ') {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A temporary directory removed when this goes out of scope.
+class ScopedTempDir {
+ public:
+  static Result<ScopedTempDir> create() {
+    std::error_code ec;
+    fs::path base = fs::temp_directory_path(ec);
+    if (ec) base = "/tmp";
+    std::string pattern = (base / "kiln-configdrive-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return internalError("cannot create a temporary directory for the config drive: " +
+                           std::string(std::strerror(errno)));
+    }
+    return ScopedTempDir(pattern);
+  }
+  ScopedTempDir(ScopedTempDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ScopedTempDir& operator=(ScopedTempDir&&) = delete;
+  ~ScopedTempDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  explicit ScopedTempDir(fs::path path) : path_(std::move(path)) {}
+  fs::path path_;
+};
+
+Result<void> writeFile(const fs::path& path, const std::string& content) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  if (!out.flush()) return internalError("cannot write " + path.string() + " for the config drive");
+  return {};
+}
+
+Result<std::string> gzipBytes(const std::string& data) {
+  z_stream zs{};
+  // 15 window bits + 16: a gzip header and trailer (what Python's gzip module writes).
+  if (deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    return internalError("cannot start gzip compression of the config drive");
+  }
+  std::string out(deflateBound(&zs, static_cast<uLong>(data.size())) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) return internalError("gzip compression of the config drive failed");
+  return out;
+}
+
+std::string base64(const std::string& data) {
+  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(data.data()),
+                                static_cast<int>(data.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+bool present(const json& cd, const char* key) {
+  auto it = cd.find(key);
+  return it != cd.end() && !it->is_null() && !it->empty();
+}
+
+}  // namespace
+
+bool isEmptyConfigDrive(const json& configdrive) {
+  return configdrive.is_null() || (configdrive.is_string() && configdrive.get_ref<const std::string&>().empty()) ||
+         (configdrive.is_object() && configdrive.empty());
+}
+
+Result<void> validateConfigDrive(const json& configdrive) {
+  if (configdrive.is_null()) return {};
+  if (configdrive.is_string()) {
+    const auto& text = configdrive.get_ref<const std::string&>();
+    // ':' is not base64, so "://" tells a URL apart (as Ironic checks it).
+    if (text.find("://") != std::string::npos) return {};
+    if (!isBase64Text(text)) {
+      return formatError("it is neither a JSON, nor a URL, nor a base64 string");
+    }
+    return {};
+  }
+  if (!configdrive.is_object()) {
+    return formatError(configdrive.dump() + " is not of type 'object', 'string'");
+  }
+  for (auto it = configdrive.begin(); it != configdrive.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "meta_data" || key == "network_data" || key == "vendor_data") {
+      if (!it->is_object()) {
+        return formatError(key + ": " + it->dump() + " is not of type 'object'");
+      }
+    } else if (key == "user_data") {
+      if (!it->is_object() && !it->is_array() && !it->is_string() && !it->is_null()) {
+        return formatError("user_data: " + it->dump() +
+                           " is not of type 'object', 'array', 'string', 'null'");
+      }
+    } else {
+      return formatError("Additional properties are not allowed ('" + key + "' was unexpected)");
+    }
+  }
+  return {};
+}
+
+std::vector<std::pair<std::string, std::string>> configDriveFiles(const json& configdrive,
+                                                                  const std::string& nodeUuid,
+                                                                  const std::string& nodeName) {
+  json meta = configdrive.contains("meta_data") ? configdrive["meta_data"] : json::object();
+  if (!meta.contains("uuid")) meta["uuid"] = nodeUuid;
+  if (!nodeName.empty() && !meta.contains("name")) meta["name"] = nodeName;
+  std::string userData;
+  if (auto it = configdrive.find("user_data"); it != configdrive.end()) {
+    if (it->is_string()) {
+      userData = it->get<std::string>();
+    } else if (it->is_object() || it->is_array()) {
+      userData = it->dump();
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const char* version : kVersions) {
+    const std::string dir = std::string("openstack/") + version + "/";
+    files.emplace_back(dir + "meta_data.json", meta.dump());
+    if (present(configdrive, "network_data")) {
+      files.emplace_back(dir + "network_data.json", configdrive["network_data"].dump());
+    }
+    if (present(configdrive, "vendor_data")) {
+      files.emplace_back(dir + "vendor_data2.json", configdrive["vendor_data"].dump());
+    }
+    if (!userData.empty()) files.emplace_back(dir + "user_data", userData);
+  }
+  return files;
+}
+
+Result<std::string> buildConfigDrive(CommandRunner& runner, const json& configdrive,
+                                     const std::string& nodeUuid, const std::string& nodeName) {
+  KILN_TRY_VOID(validateConfigDrive(configdrive));
+  if (!configdrive.is_object()) return invalid("Only a JSON configdrive is built by the conductor");
+  auto dir = KILN_TRY(ScopedTempDir::create());
+  const fs::path root = dir.path() / "root";
+  size_t total = 0;
+  for (const auto& [path, content] : configDriveFiles(configdrive, nodeUuid, nodeName)) {
+    total += content.size();
+    if (total > kMaxConfigDriveImageBytes) {
+      return invalid("The config drive of node " + nodeUuid + " is larger than " +
+                     std::to_string(kMaxConfigDriveImageBytes / (1024 * 1024)) + " MiB");
+    }
+    KILN_TRY_VOID(writeFile(root / path, content));
+  }
+  const fs::path iso = dir.path() / "configdrive.iso";
+  Command cmd{.argv = {"xorrisofs", "-o", iso.string(), "-ldots", "-allow-lowercase",
+                       "-allow-multidot", "-l", "-publisher", "kiln", "-quiet", "-J", "-r", "-V",
+                       "config-2", root.string()},
+              .timeout = std::chrono::seconds(120)};
+  auto output = runner.run(cmd);
+  if (!output) {
+    return fail(ErrorCode::Unavailable, "cannot build the config drive: " + output.error().message +
+                       " (kiln-server needs xorrisofs, Debian package xorriso)");
+  }
+  if (output->exitCode != 0) {
+    return internalError("cannot build the config drive: " + failureMessage(cmd, *output));
+  }
+  std::ifstream in(iso, std::ios::binary);
+  std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) return internalError("cannot read the config drive image built");
+  if (image.empty()) return internalError("xorrisofs wrote an empty config drive image");
+  if (image.size() > kMaxConfigDriveImageBytes) {
+    return invalid("The config drive of node " + nodeUuid + " is larger than " +
+                   std::to_string(kMaxConfigDriveImageBytes / (1024 * 1024)) + " MiB");
+  }
+  return base64(KILN_TRY(gzipBytes(image)));
+}
+
+}  // namespace kiln::server
