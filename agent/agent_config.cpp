@@ -5,6 +5,7 @@
 #include <charconv>
 #include <filesystem>
 
+#include "agent/dns_resolver.h"
 #include "agent/image/config_drive.h"
 
 namespace kiln::agent {
@@ -12,7 +13,8 @@ namespace kiln::agent {
 std::string_view agentUsage() {
   return "usage: kiln-agent [--api-url URL --device PATH... [--mac MAC...] [--node-uuid UUID]]\n"
          "                  [--api-ca-file PATH | --api-ca BASE64 | --insecure]\n"
-         "                  [--max-backoff SECONDS] [--sys-root DIR] [--log-level LEVEL]\n"
+         "                  [--dns IP[:PORT],...] [--max-backoff SECONDS] [--sys-root DIR]\n"
+         "                  [--log-level LEVEL]\n"
          "       kiln-agent write-image --url URL --device PATH [--checksum ALGO:HEX] ...\n"
          "\n"
          "Without --api-url the agent reads kiln.api_url= (or ipa-api-url=) from /proc/cmdline\n"
@@ -22,7 +24,11 @@ std::string_view agentUsage() {
          "HTTPS: the server's certificate is verified against the CA of --api-ca-file (a PEM\n"
          "file or directory; IPA's --cafile works too) or --api-ca (as kiln.api_ca=), else the\n"
          "system's store. In the ramdisk: kiln.api_ca=, kiln.api_ca_file=, /etc/kiln/ca.pem,\n"
-         "the system's store. --insecure (kiln.insecure=1, ipa-insecure=1) verifies nothing.\n";
+         "the system's store. --insecure (kiln.insecure=1, ipa-insecure=1) verifies nothing.\n"
+         "\n"
+         "Host names in the API and image URLs are resolved through /etc/hosts and the DNS\n"
+         "servers of /etc/resolv.conf, or those of --dns (kiln.dns=), e.g. "
+         "10.0.2.3,[fd00::3]:53.\n";
 }
 
 std::optional<std::string> kernelParameter(std::string_view cmdline, std::string_view key) {
@@ -125,6 +131,7 @@ Result<AgentConfig> parseAgentArgs(std::span<const std::string> args, std::strin
   AgentConfig c;
   std::string handCaFile;
   std::optional<std::string> handCa;
+  bool handDns = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& opt = args[i];
     auto value = [&]() -> Result<std::string> {
@@ -151,6 +158,9 @@ Result<AgentConfig> parseAgentArgs(std::span<const std::string> args, std::strin
       if (handCaFile.empty()) return invalid(opt + " needs a path");
     } else if (opt == "--api-ca") {
       handCa = KILN_TRY(value());
+    } else if (opt == "--dns") {
+      c.dnsServers = KILN_TRY(parseDnsServers(opt, KILN_TRY(value())));
+      handDns = true;
     } else if (opt == "--insecure") {
       c.tls.insecure = true;
     } else {
@@ -171,6 +181,10 @@ Result<AgentConfig> parseAgentArgs(std::span<const std::string> args, std::strin
     }
     c.apiUrl = trimUrl(*url);
     if (auto uuid = kernelParameter(kernelCmdline, "kiln.node_uuid")) c.nodeUuid = *uuid;
+    // --dns on the agent's own command line wins; an empty kiln.dns= means resolv.conf.
+    if (auto dns = kernelParameter(kernelCmdline, "kiln.dns"); dns && !dns->empty() && !handDns) {
+      c.dnsServers = KILN_TRY(parseDnsServers("kiln.dns", *dns));
+    }
     if (auto backoff = kernelParameter(kernelCmdline, "kiln.max_backoff")) {
       c.maxBackoff = KILN_TRY(parseSeconds("kiln.max_backoff", *backoff));
     }

@@ -51,6 +51,9 @@ struct AgentConfig {
   std::string sysRoot = "/";         ///< where /sys and /proc are (tests point it elsewhere)
   std::string logLevel = "info";
   ApiTls tls;
+  /// DNS servers for host names in the API and image URLs ("IP[:PORT]", "[IPv6][:PORT]"):
+  /// --dns, else kiln.dns=; empty = /etc/resolv.conf (agent/dns_resolver.h).
+  std::vector<std::string> dnsServers;
 };
 
 /// The usage text of `kiln-agent`.
@@ -60,7 +63,8 @@ std::string_view agentUsage();
 /// settings come from `kernelCmdline`. InvalidArgument for an unknown option, a missing value,
 /// no API URL anywhere, or --api-url without --device (a hand-run agent must be told exactly
 /// which devices it may touch), a kiln.api_ca= that is not base64 of certificates, or an
-/// insecure switch that is not a boolean.
+/// insecure switch that is not a boolean, or a --dns / kiln.dns= list with an item that is not
+/// an IP address with an optional port.
 ///
 /// The CA, first match wins: by hand --api-ca / --api-ca-file (or IPA's --cafile), else the
 /// system's store; in the ramdisk kiln.api_ca= (what kiln-server passes), kiln.api_ca_file=,

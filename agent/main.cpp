@@ -15,6 +15,7 @@
 
 #include "agent/agent.h"
 #include "agent/api_tls.h"
+#include "agent/dns_resolver.h"
 #include "agent/hardware/hardware_manager.h"
 #include "agent/image/write_image_command.h"
 #include "shared/core/file.h"
@@ -77,7 +78,9 @@ int main(int argc, char** argv) {
   }
 
   ProcessCommandRunner runner;
-  HttpClientPtr http = makeHttpClient();
+  // Host names go to DNS through c-ares (agent/dns_resolver.h): this binary has no NSS.
+  const DnsOptions dns{config->dnsServers};
+  HttpClientPtr http = makeHttpClient(makeDnsResolver(dns));
   TlsDefaultsHttpClient apiHttp(*http, tls->api);
   TlsDefaultsHttpClient downloadHttp(*http, tls->downloads);
   SystemClock clock;
@@ -93,7 +96,8 @@ int main(int argc, char** argv) {
   log.info("starting", {{"version", agentVersion()},
                         {"api_url", config->apiUrl},
                         {"by_hand", config->byHand ? "yes" : "no"},
-                        {"tls_ca", config->tls.source}});
+                        {"tls_ca", config->tls.source},
+                        {"dns", describeDns(dns)}});
   if (config->tls.insecure) {
     log.warning("TLS certificate verification is OFF (insecure switch: --insecure, kiln.insecure= "
                 "or ipa-insecure=): anyone on the path can impersonate kiln-server and take the "

@@ -8,7 +8,7 @@ PACKAGES="
   build-essential cmake ninja-build pkg-config ccache git
   libpistache-dev nlohmann-json3-dev libsqlite3-dev libinih-dev libssl-dev libcrypt-dev
   libboost-dev ipmitool
-  libblkid-dev libzstd-dev liblzma-dev zlib1g-dev gdisk qemu-utils util-linux e2fsprogs
+  libblkid-dev libzstd-dev liblzma-dev zlib1g-dev libc-ares-dev gdisk qemu-utils util-linux e2fsprogs
   zstd xz-utils gzip lz4
   qemu-system-x86 seabios ipxe-qemu busybox-static mdadm cpio kmod file binutils
   syslinux syslinux-common mtools dosfstools
@@ -17,7 +17,7 @@ PACKAGES="
   sqlite3 curl ca-certificates
   python3 python3-ironicclient python3-openstackclient python3-os-traits
   python3-tempest ironic-tempest-plugin python3-ddt python3-stestr python3-testtools python3-subunit
-  apache2-utils
+  apache2-utils dnsmasq-base
   wrk time valgrind
 "
 

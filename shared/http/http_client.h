@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "shared/core/error.h"
+#include "shared/http/resolver.h"
 
 namespace kiln {
 
@@ -65,7 +66,10 @@ class HttpClient {
 };
 using HttpClientPtr = std::shared_ptr<HttpClient>;
 
-/// The Boost.Beast implementation.
+/// The Boost.Beast implementation; host names go through the system's resolver (getaddrinfo).
 HttpClientPtr makeHttpClient();
+/// The same with host names resolved by `resolver` (kiln-agent: DNS through c-ares); IP
+/// literals are never resolved. A null resolver means the system's.
+HttpClientPtr makeHttpClient(ResolverPtr resolver);
 
 }  // namespace kiln

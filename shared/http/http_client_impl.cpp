@@ -9,6 +9,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -98,8 +99,9 @@ std::string lowercase(std::string_view s) {
 /// One request/response exchange on a fresh connection. Not shared between threads.
 class Exchange {
  public:
-  Exchange(const HttpRequest& request, HttpUrl url)
+  Exchange(const HttpRequest& request, HttpUrl url, Resolver& resolver)
       : request_(request),
+        resolver_(resolver),
         url_(std::move(url)),
         deadline_(Steady::now() + request.timeout),
         what_("HTTP " + request.method + " " + request.url) {}
@@ -224,32 +226,26 @@ class Exchange {
       endpoints.emplace_back(address, url_.port);
       return endpoints;
     }
-    tcp::resolver resolver(ioc_);
-    ErrorCodeT result = asio::error::would_block;
-    bool done = false;
-    resolver.async_resolve(url_.host, std::to_string(url_.port),
-                           [&](ErrorCodeT ec, tcp::resolver::results_type results) {
-                             result = ec;
-                             done = true;
-                             for (const auto& entry : results) {
-                               endpoints.push_back(entry.endpoint());
-                             }
-                           });
-    ioc_.restart();
-    ioc_.run_until(deadline_);
-    if (!done) {
-      // NOTE(kiln): getaddrinfo cannot be interrupted; cancelling makes the handler report
-      // operation_aborted as soon as the lookup returns.
-      resolver.cancel();
-      ioc_.restart();
-      ioc_.run();
-      return fail(ErrorCode::DeadlineExceeded, what_ + " timed out after " +
-                                                   std::to_string(request_.timeout.count()) +
-                                                   " ms (resolving " + url_.host + ")");
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Steady::now());
+    auto resolved =
+        resolver_.resolve(url_.host, url_.port, std::max(left, std::chrono::milliseconds(1)));
+    if (!resolved) {
+      if (resolved.error().code == ErrorCode::DeadlineExceeded) {
+        return fail(ErrorCode::DeadlineExceeded, what_ + " timed out after " +
+                                                     std::to_string(request_.timeout.count()) +
+                                                     " ms (resolving " + url_.host + ")");
+      }
+      return fail(resolved.error().code, what_ + " failed: " + resolved.error().message);
     }
-    if (result || endpoints.empty()) {
-      return fail(ErrorCode::Unavailable, what_ + " failed: cannot resolve host \"" + url_.host +
-                                              "\": " + result.message());
+    for (const auto& entry : *resolved) {
+      ErrorCodeT ec;
+      const auto address = asio::ip::make_address(entry.address, ec);
+      if (!ec) endpoints.emplace_back(address, entry.port);
+    }
+    if (endpoints.empty()) {
+      return fail(ErrorCode::Unavailable,
+                  what_ + " failed: cannot resolve host \"" + url_.host + "\": no addresses");
     }
     return endpoints;
   }
@@ -356,6 +352,7 @@ class Exchange {
   }
 
   const HttpRequest& request_;
+  Resolver& resolver_;
   HttpUrl url_;
   Steady::time_point deadline_;
   /// Reading the body with an idle timeout: each read has its own expiry.
@@ -364,8 +361,49 @@ class Exchange {
   asio::io_context ioc_{1};
 };
 
+/// getaddrinfo on Asio's resolver thread, bounded by the timeout.
+class SystemResolver final : public Resolver {
+ public:
+  Result<std::vector<ResolvedEndpoint>> resolve(std::string_view host, uint16_t port,
+                                                std::chrono::milliseconds timeout) override {
+    asio::io_context ioc{1};
+    tcp::resolver resolver(ioc);
+    std::vector<ResolvedEndpoint> endpoints;
+    ErrorCodeT result = asio::error::would_block;
+    bool done = false;
+    const std::string name(host);
+    resolver.async_resolve(
+        name, std::to_string(port), [&](ErrorCodeT ec, tcp::resolver::results_type results) {
+          result = ec;
+          done = true;
+          for (const auto& entry : results) {
+            endpoints.push_back(
+                ResolvedEndpoint{entry.endpoint().address().to_string(), entry.endpoint().port()});
+          }
+        });
+    ioc.run_for(timeout);
+    if (!done) {
+      // NOTE(kiln): getaddrinfo cannot be interrupted; cancelling makes the handler report
+      // operation_aborted as soon as the lookup returns.
+      resolver.cancel();
+      ioc.restart();
+      ioc.run();
+      return fail(ErrorCode::DeadlineExceeded, "cannot resolve host \"" + name +
+                                                   "\": no answer within " +
+                                                   std::to_string(timeout.count()) + " ms");
+    }
+    if (result || endpoints.empty()) {
+      return fail(ErrorCode::Unavailable,
+                  "cannot resolve host \"" + name + "\": " + result.message());
+    }
+    return endpoints;
+  }
+};
+
 class BeastHttpClient final : public HttpClient {
  public:
+  explicit BeastHttpClient(ResolverPtr resolver) : resolver_(std::move(resolver)) {}
+
   Result<HttpResponse> send(const HttpRequest& request) override {
     std::string body;
     auto response = exchange(request, [&body](std::string_view chunk) -> Result<void> {
@@ -383,10 +421,10 @@ class BeastHttpClient final : public HttpClient {
   }
 
  private:
-  static Result<HttpResponse> exchange(const HttpRequest& request, const BodySink& sink) {
+  Result<HttpResponse> exchange(const HttpRequest& request, const BodySink& sink) {
     auto url = KILN_TRY(parseHttpUrl(request.url));
     try {
-      Exchange exchange(request, std::move(url));
+      Exchange exchange(request, std::move(url), *resolver_);
       return exchange.run(sink);
     } catch (const std::exception& e) {
       // Asio and Beast report through error codes above; this catches allocation failures and
@@ -394,10 +432,25 @@ class BeastHttpClient final : public HttpClient {
       return internalError("HTTP " + request.method + " " + request.url + " failed: " + e.what());
     }
   }
+
+  ResolverPtr resolver_;
 };
 
 }  // namespace
 
-HttpClientPtr makeHttpClient() { return std::make_shared<BeastHttpClient>(); }
+ResolverPtr makeSystemResolver() { return std::make_shared<SystemResolver>(); }
+
+bool isIpLiteral(std::string_view host) {
+  ErrorCodeT ec;
+  asio::ip::make_address(std::string(host), ec);
+  return !ec;
+}
+
+HttpClientPtr makeHttpClient() { return makeHttpClient(makeSystemResolver()); }
+
+HttpClientPtr makeHttpClient(ResolverPtr resolver) {
+  if (!resolver) resolver = makeSystemResolver();
+  return std::make_shared<BeastHttpClient>(std::move(resolver));
+}
 
 }  // namespace kiln

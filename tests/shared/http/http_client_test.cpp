@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -538,6 +539,98 @@ TEST_CASE("HttpClient resolves host names", "[shared][http]") {
       makeHttpClient()->send(get("http://localhost:" + std::to_string(server.port()) + "/"));
   REQUIRE(response);
   CHECK(response->body == "ok");
+}
+
+/// Answers every name from a table and records what it was asked.
+class TableResolver final : public Resolver {
+ public:
+  std::map<std::string, Result<std::vector<ResolvedEndpoint>>> table;
+  std::vector<std::string> asked;
+  std::chrono::milliseconds lastTimeout{0};
+
+  Result<std::vector<ResolvedEndpoint>> resolve(std::string_view host, uint16_t port,
+                                                std::chrono::milliseconds timeout) override {
+    asked.emplace_back(host);
+    lastTimeout = timeout;
+    auto it = table.find(std::string(host));
+    if (it == table.end()) {
+      return fail(ErrorCode::Unavailable,
+                  "cannot resolve host name " + std::string(host) + ": Domain name not found");
+    }
+    return it->second;
+  }
+};
+
+TEST_CASE("HttpClient connects to the addresses its resolver gives when the URL has a host name",
+          "[shared][http][resolver]") {
+  std::string request;
+  std::mutex mutex;
+  RawServer server(answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", &request, &mutex));
+  auto resolver = std::make_shared<TableResolver>();
+  // A dead address first: the client moves on to the next one.
+  resolver->table.emplace("kiln-api.test", std::vector<ResolvedEndpoint>{
+                                               {"127.0.0.1", 9}, {"127.0.0.1", server.port()}});
+  auto response = makeHttpClient(resolver)->send(
+      get("http://kiln-api.test:" + std::to_string(server.port()) + "/v1/lookup"));
+  REQUIRE(response);
+  CHECK(response->body == "ok");
+  CHECK(resolver->asked == std::vector<std::string>{"kiln-api.test"});
+  CHECK(resolver->lastTimeout > std::chrono::milliseconds(0));
+  CHECK(resolver->lastTimeout <= std::chrono::seconds(10));
+  std::lock_guard lock(mutex);
+  CHECK_THAT(request, Catch::Contains("Host: kiln-api.test:" + std::to_string(server.port())));
+}
+
+TEST_CASE("HttpClient never asks its resolver when the URL has an IP literal",
+          "[shared][http][resolver]") {
+  RawServer server(answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+  auto resolver = std::make_shared<TableResolver>();
+  auto response = makeHttpClient(resolver)->send(get(server.url()));
+  REQUIRE(response);
+  CHECK(resolver->asked.empty());
+}
+
+TEST_CASE("HttpClient reports its resolver's error with the request when a name does not resolve",
+          "[shared][http][resolver]") {
+  auto resolver = std::make_shared<TableResolver>();
+  resolver->table.emplace("slow.test", fail(ErrorCode::DeadlineExceeded, "no answer"));
+  auto client = makeHttpClient(resolver);
+
+  auto missing = client->send(get("http://nowhere.test:6385/v1/lookup"));
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == ErrorCode::Unavailable);
+  CHECK(missing.error().message ==
+        "HTTP GET http://nowhere.test:6385/v1/lookup failed: cannot resolve host name "
+        "nowhere.test: Domain name not found");
+
+  auto slow = client->send(get("http://slow.test/"));
+  REQUIRE_FALSE(slow);
+  CHECK(slow.error().code == ErrorCode::DeadlineExceeded);
+  CHECK_THAT(slow.error().message, Catch::Contains("(resolving slow.test)"));
+}
+
+TEST_CASE("System resolver finds localhost and reports an unknown name as Unavailable",
+          "[shared][http][resolver]") {
+  auto resolver = makeSystemResolver();
+  auto local = resolver->resolve("localhost", 6385, std::chrono::seconds(10));
+  REQUIRE(local);
+  REQUIRE_FALSE(local->empty());
+  CHECK(local->front().port == 6385);
+  CHECK(isIpLiteral(local->front().address));
+
+  // RFC 6761: .invalid never resolves.
+  auto bad = resolver->resolve("kiln-test.invalid", 80, std::chrono::seconds(10));
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::StartsWith("cannot resolve host \"kiln-test.invalid\""));
+}
+
+TEST_CASE("isIpLiteral tells IPv4 and IPv6 literals from names", "[shared][http][resolver]") {
+  CHECK(isIpLiteral("10.0.2.2"));
+  CHECK(isIpLiteral("::1"));
+  CHECK(isIpLiteral("fd00::3"));
+  CHECK_FALSE(isIpLiteral("kiln-api.test"));
+  CHECK_FALSE(isIpLiteral("10.0.2"));
+  CHECK_FALSE(isIpLiteral(""));
 }
 
 TEST_CASE("HttpClient talks to the Pistache-based Redfish test server", "[shared][http]") {
