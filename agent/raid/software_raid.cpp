@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/disk/partition_naming.h"
+#include "agent/disk/root_device_hints.h"
 #include "agent/disk/sgdisk.h"
 #include "agent/disk/wipefs.h"
 #include "agent/raid/mdadm.h"
@@ -36,26 +37,46 @@ const LevelRule* findLevel(const std::string& level) {
 
 bool isMdDevice(const BlockDevice& device) { return device.name.starts_with("/dev/md"); }
 
-Result<std::string> resolveDisk(const std::string& wanted, std::span<const BlockDevice> devices) {
-  for (const BlockDevice& d : devices) {
-    if (!isMdDevice(d) && (d.name == wanted || d.name == "/dev/" + wanted)) return d.name;
+std::string namesOf(std::span<const BlockDevice* const> devices) {
+  std::string out;
+  for (const BlockDevice* d : devices) out += (out.empty() ? "" : ", ") + d->name;
+  return out.empty() ? "none" : out;
+}
+
+/// Like ironic-python-agent's get_block_devices_for_raid: each entry takes the first disk
+/// matching its hints that this volume has not picked yet.
+Result<std::vector<std::string>> resolvePhysicalDisks(const LogicalDisk& disk,
+                                                      std::span<const BlockDevice> candidates) {
+  std::vector<std::string> chosen;
+  for (const PhysicalDiskHints& wanted : disk.physicalDisks) {
+    const std::vector<const BlockDevice*> matches = findDevicesByHints(candidates, wanted.hints);
+    if (matches.empty()) {
+      std::vector<const BlockDevice*> all;
+      for (const BlockDevice& d : candidates) all.push_back(&d);
+      return invalid("physical_disks entry '" + wanted.text +
+                     "' matches none of the agent's disks (" + namesOf(all) + ")");
+    }
+    auto free = std::find_if(matches.begin(), matches.end(), [&](const BlockDevice* d) {
+      return std::find(chosen.begin(), chosen.end(), d->name) == chosen.end();
+    });
+    if (free == matches.end()) {
+      return invalid("physical_disks entry '" + wanted.text + "' matches no disk left: " +
+                     namesOf(matches) + " already picked for this logical disk");
+    }
+    chosen.push_back((*free)->name);
   }
-  return invalid("physical_disks entry '" + wanted + "' is not one of the agent's disks");
+  return chosen;
 }
 
 Result<std::vector<std::string>> volumeDisks(const LogicalDisk& disk,
                                              std::span<const BlockDevice> devices) {
-  std::vector<std::string> all;
+  std::vector<BlockDevice> candidates;
   for (const BlockDevice& d : devices) {
-    if (!isMdDevice(d)) all.push_back(d.name);
+    if (!isMdDevice(d)) candidates.push_back(d);
   }
-  if (!disk.physicalDisks.empty()) {
-    std::vector<std::string> chosen;
-    for (const std::string& wanted : disk.physicalDisks) {
-      chosen.push_back(KILN_TRY(resolveDisk(wanted, devices)));
-    }
-    return chosen;
-  }
+  if (!disk.physicalDisks.empty()) return resolvePhysicalDisks(disk, candidates);
+  std::vector<std::string> all;
+  for (const BlockDevice& d : candidates) all.push_back(d.name);
   if (disk.numberOfPhysicalDisks) {
     const auto n = static_cast<size_t>(std::max(0, *disk.numberOfPhysicalDisks));
     if (n > all.size()) {

@@ -43,8 +43,9 @@ uint64_t memberPartitionMiB(const std::string& raidLevel, int64_t sizeGb, size_t
 /// Plans the volumes of `config` over `devices` (md devices among them are ignored) without
 /// running anything. Errors (InvalidArgument): an unsupported level (only 0, 1, 5, 6, 1+0),
 /// fewer members than the level needs (0: 2, 1: 2, 5: 3, 6: 4, 1+0: 4), "MAX" on any but the
-/// last logical disk, an unknown physical_disks entry, or volumes that do not fit a member.
-/// Pure.
+/// last logical disk, a physical_disks entry that matches no disk (or none this volume has
+/// not picked yet: each entry takes the first matching disk not already picked, like
+/// ironic-python-agent), or volumes that do not fit a member. Pure.
 Result<std::vector<SoftwareRaidVolume>> planSoftwareRaid(const RaidConfig& config,
                                                          std::span<const BlockDevice> devices);
 

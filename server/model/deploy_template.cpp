@@ -6,6 +6,7 @@
 #include "server/model/trait.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
+#include "shared/raid/raid_config.h"
 
 namespace kiln::server {
 
@@ -19,6 +20,13 @@ Result<void> validateTemplateName(const Json& name, std::string_view what) {
     return invalid(prefix + maskedRepr(name) +
                    " does not match '^CUSTOM_[A-Z0-9_]+$' and is not a standard trait (a "
                    "deploy template name must be a valid trait, at most 255 characters)");
+  }
+  return {};
+}
+
+Result<void> validateStepArgs(const Json& interface, const Json& args) {
+  if (interface == "raid" && args.is_object() && args.contains("raid_config")) {
+    KILN_TRY(parseRaidConfig(args["raid_config"]));
   }
   return {};
 }
@@ -67,6 +75,7 @@ Result<Json> validateTemplateSteps(const Json& steps, std::string_view what) {
     if (!step["args"].is_object()) {
       return invalid(prefix + maskedRepr(step["args"]) + " is not of type 'object'");
     }
+    KILN_TRY_VOID(validateStepArgs(iface, step["args"]));
     const Json& prio = step["priority"];
     int64_t priority = -1;
     if (prio.is_number_integer()) {

@@ -21,7 +21,14 @@ inline constexpr std::string_view kDeployStepInterfaces[] = {"bios", "deploy", "
 Result<void> validateTemplateName(const Json& name, std::string_view what);
 
 /// Validates a steps list and returns it normalised (priority as an integer, key order
-/// interface, step, args, priority).
+/// interface, step, args, priority). Each step's arguments as validateStepArgs checks them.
 Result<Json> validateTemplateSteps(const Json& steps, std::string_view what);
+
+/// The arguments Kiln can check before a step runs: a "raid" step's "raid_config" (Ironic's
+/// raid.apply_configuration) must be a valid target RAID configuration (kiln::parseRaidConfig,
+/// including the device hints of physical_disks), so that a bad one is a 400 at request time
+/// rather than a failed deployment. Used for deploy templates, provision deploy_steps and
+/// manual clean_steps; other steps pass.
+Result<void> validateStepArgs(const Json& interface, const Json& args);
 
 }  // namespace kiln::server

@@ -108,9 +108,22 @@ Result<RaidConfig> parseRaidConfig(const Json& config) {
         if (!v.is_array()) return invalid(err(v.dump() + " is not of type 'array'"));
         for (const auto& p : v) {
           if (p.is_string()) {
-            ld.physicalDisks.push_back(p.get<std::string>());
+            auto hints = parseDeviceHints(Json{{"name", p}});
+            if (!hints) {
+              return invalid(err("physical_disks entry " + p.dump() +
+                                 " is not a device name: " + hints.error().message));
+            }
+            ld.physicalDisks.push_back({p.get<std::string>(), std::move(*hints)});
           } else if (p.is_object()) {
-            ld.physicalDisks.push_back(p.dump());
+            if (p.empty()) {
+              return invalid(err("physical_disks entry {} has no device hints"));
+            }
+            auto hints = parseDeviceHints(p);
+            if (!hints) {
+              return invalid(err("physical_disks entry " + p.dump() +
+                                 " has invalid device hints: " + hints.error().message));
+            }
+            ld.physicalDisks.push_back({p.dump(), std::move(*hints)});
           } else {
             return invalid(err(p.dump() + " is not of type 'string', 'object'"));
           }

@@ -12,16 +12,24 @@
 #include <vector>
 
 #include "shared/core/error.h"
+#include "shared/disk/device_hints.h"
 #include "shared/json/json_fwd.h"
 
 namespace kiln {
+
+/// One `physical_disks` entry: a device name ("/dev/sda", "sda"), taken as the hint
+/// {"name": entry}, or an object of device hints ({"size": ">= 100", "rotational": false}).
+struct PhysicalDiskHints {
+  std::string text;  ///< the entry as given: the string, or the object as compact JSON
+  DeviceHints hints;
+};
 
 struct LogicalDisk {
   std::string raidLevel;             ///< "0", "1", "5", "6", "1+0", ...
   std::optional<int64_t> sizeGb;     ///< nullopt = "MAX"
   bool isRootVolume = false;
   std::optional<std::string> volumeName;
-  std::vector<std::string> physicalDisks;  ///< device names or hints (strings only)
+  std::vector<PhysicalDiskHints> physicalDisks;
   std::optional<int> numberOfPhysicalDisks;
 };
 
@@ -30,7 +38,8 @@ struct RaidConfig {
 };
 
 /// Validates a target RAID configuration against Ironic's schema, plus "at most one root
-/// volume". InvalidArgument "RAID config validation error: ..." otherwise.
+/// volume" and valid device hints in `physical_disks` (kiln::parseDeviceHints).
+/// InvalidArgument "RAID config validation error: ..." otherwise.
 Result<RaidConfig> parseRaidConfig(const Json& config);
 
 /// Properties of a logical disk with their descriptions

@@ -41,3 +41,45 @@ TEST_CASE("parseRaidConfig rejects what the schema forbids", "[shared][raid]") {
     CHECK(r.error().code == kiln::ErrorCode::InvalidArgument);
   }
 }
+
+TEST_CASE("parseRaidConfig accepts physical_disks as names and device hints", "[shared][raid]") {
+  auto r = parseRaidConfig(J::parse(R"({"logical_disks": [{"size_gb": 10, "raid_level": "1",
+      "physical_disks": [{"name": "/dev/vda"}, {"size": ">= 100", "rotational": false}, "vdc"]}]})"));
+  REQUIRE(r);
+  const auto& disks = r->logicalDisks[0].physicalDisks;
+  REQUIRE(disks.size() == 3);
+  CHECK(disks[0].text == R"({"name":"/dev/vda"})");
+  CHECK(disks[1].hints.hints.size() == 2);
+  CHECK(disks[2].text == "vdc");
+  REQUIRE(disks[2].hints.hints.size() == 1);
+  CHECK(disks[2].hints.hints[0].values == std::vector<std::string>{"/dev/vdc"});
+}
+
+TEST_CASE("parseRaidConfig rejects physical_disks entries with invalid hints", "[shared][raid]") {
+  struct Case {
+    const char* config;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"logical_disks": [{"size_gb": 10, "raid_level": "1",
+          "physical_disks": [{"nme": "/dev/vda"}, {"name": "/dev/vdb"}]}]})",
+       "RAID config validation error: physical_disks entry {\"nme\":\"/dev/vda\"} has invalid "
+       "device hints: The hints \"nme\" are invalid. Valid hints are: \"by_path, model, name, "
+       "rotational, serial, size, vendor, wwn\""},
+      {R"({"logical_disks": [{"size_gb": 10, "raid_level": "1",
+          "physical_disks": [{"size": "huge"}]}]})",
+       "RAID config validation error: physical_disks entry {\"size\":\"huge\"} has invalid "
+       "device hints: Device hint \"size\" is not an integer value. Current value: huge"},
+      {R"({"logical_disks": [{"size_gb": 10, "raid_level": "1", "physical_disks": [{}]}]})",
+       "RAID config validation error: physical_disks entry {} has no device hints"},
+      {R"({"logical_disks": [{"size_gb": 10, "raid_level": "1", "physical_disks": [7]}]})",
+       "RAID config validation error: 7 is not of type 'string', 'object'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.config);
+    auto r = parseRaidConfig(J::parse(c.config));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == kiln::ErrorCode::InvalidArgument);
+    CHECK(r.error().message == c.message);
+  }
+}

@@ -108,3 +108,32 @@ TEST_CASE("chooseRootDevice rejects unknown hints and malformed values", "[agent
     CHECK(result.error().code == ErrorCode::InvalidArgument);
   }
 }
+
+TEST_CASE("chooseRootDevice supports the other oslo string operators", "[agent][disk]") {
+  CHECK(chosen({{"serial", "<or> NOPE <or> USBSTICK"}}) == "/dev/sdc");
+  CHECK(chosen({{"serial", "s!= ZBS0A1B2"}, {"rotational", true}}) == "/dev/sdb");
+  CHECK(chosen({{"serial", "s> ZBS0A1B2"}, {"rotational", true}}) == "/dev/sdb");
+  CHECK(chosen({{"serial", "s< ZBS0C3D4"}, {"rotational", true}}) == "/dev/sda");
+  CHECK(chosen({{"name", "<in> nvme"}}) == "/dev/nvme0n1");
+}
+
+TEST_CASE("chooseRootDevice rejects unsupported operators and a zero size", "[agent][disk]") {
+  for (const json& hints : {json{{"serial", "<all-in> ZBS"}}, json{{"model", "s=~ ST"}},
+                            json{{"size", 0}}, json{{"size", ">= 0"}}, json{{"serial", "s=="}}}) {
+    INFO(hints.dump());
+    auto result = chooseRootDevice(kDisks, hints);
+    REQUIRE_FALSE(result);
+    CHECK(result.error().code == ErrorCode::InvalidArgument);
+    CHECK_THAT(result.error().message, Catch::StartsWith("Root device hint \""));
+  }
+}
+
+TEST_CASE("findDevicesByHints returns every match in the order given", "[agent][disk]") {
+  auto hints = parseDeviceHints(json{{"rotational", true}});
+  REQUIRE(hints);
+  const auto matches = findDevicesByHints(kDisks, *hints);
+  REQUIRE(matches.size() == 2);
+  CHECK(matches[0]->name == "/dev/sda");
+  CHECK(matches[1]->name == "/dev/sdb");
+  CHECK(findDevicesByHints(kDisks, DeviceHints{}).size() == kDisks.size());
+}

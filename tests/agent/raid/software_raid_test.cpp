@@ -272,7 +272,96 @@ TEST_CASE("createSoftwareRaid rejects configurations that do not validate or fit
   json unknown = oneVolume("1");
   unknown["logical_disks"][0]["physical_disks"] = {"/dev/sda", "/dev/sdz"};
   Error missing = createError(unknown, {disk("/dev/sda"), disk("/dev/sdb")});
-  CHECK_THAT(missing.message, Catch::Contains("'/dev/sdz' is not one of the agent's disks"));
+  CHECK_THAT(missing.message,
+             Catch::Contains("'/dev/sdz' matches none of the agent's disks (/dev/sda, /dev/sdb)"));
+}
+
+TEST_CASE("createSoftwareRaid resolves physical_disks given as device hints", "[agent][raid]") {
+  test::ReplayCommandRunner runner;
+  const std::vector<std::string> disks = {"/dev/vdb", "/dev/vdc"};
+  expectNewTables(runner, disks);
+  expectPartitions(runner, disks, 1, "+10240M");
+  expectPartx(runner, disks);
+  expectCreate(runner, "/dev/md0", "1", {"/dev/vdb1", "/dev/vdc1"});
+  BlockDevice small = disk("/dev/vda", 20);
+  BlockDevice first = disk("/dev/vdb", 40);
+  first.serial = "S-B";
+  first.model = "QEMU HARDDISK";
+  BlockDevice second = disk("/dev/vdc", 40);
+  second.serial = "S-C";
+  second.model = "QEMU HARDDISK";
+  StepContext context = contextFor({disk("/dev/md127", 40), small, first, second}, runner);
+  json config = oneVolume("1");
+  config["logical_disks"][0]["physical_disks"] = {{{"size", ">= 30"}, {"model", "<in> qemu"}},
+                                                  {{"serial", "s== S-C"}}};
+  auto result = createSoftwareRaid(context, config);
+  REQUIRE(result);
+  CHECK((*result)["raid_config"]["logical_disks"][0]["physical_disks"] ==
+        json({"/dev/vdb", "/dev/vdc"}));
+}
+
+TEST_CASE("createSoftwareRaid gives each identical hint entry the next matching disk",
+          "[agent][raid]") {
+  test::ReplayCommandRunner runner;
+  const std::vector<std::string> disks = {"/dev/vdb", "/dev/vdc"};
+  expectNewTables(runner, disks);
+  expectPartitions(runner, disks, 1, "+10240M");
+  expectPartx(runner, disks);
+  expectCreate(runner, "/dev/md0", "1", {"/dev/vdb1", "/dev/vdc1"});
+  StepContext context = contextFor(
+      {disk("/dev/md0", 40), disk("/dev/vda", 20), disk("/dev/vdb", 40), disk("/dev/vdc", 40)},
+      runner);
+  json config = oneVolume("1");
+  config["logical_disks"][0]["physical_disks"] = {{{"size", ">= 30"}}, {{"size", ">= 30"}}};
+  REQUIRE(createSoftwareRaid(context, config));
+}
+
+TEST_CASE("createSoftwareRaid accepts name hints with and without /dev/", "[agent][raid]") {
+  test::ReplayCommandRunner runner;
+  const std::vector<std::string> disks = {"/dev/vda", "/dev/vdb"};
+  expectNewTables(runner, disks);
+  expectPartitions(runner, disks, 1, "+10240M");
+  expectPartx(runner, disks);
+  expectCreate(runner, "/dev/md0", "1", {"/dev/vda1", "/dev/vdb1"});
+  StepContext context = contextFor({disk("/dev/vda"), disk("/dev/vdb")}, runner);
+  json config = oneVolume("1");
+  config["logical_disks"][0]["physical_disks"] = {{{"name", "/dev/vda"}}, {{"name", "vdb"}}};
+  REQUIRE(createSoftwareRaid(context, config));
+}
+
+TEST_CASE("createSoftwareRaid names the hints that match no disk, or none left",
+          "[agent][raid]") {
+  const std::vector<BlockDevice> devices = {disk("/dev/md0", 40), disk("/dev/vda", 20),
+                                            disk("/dev/vdb", 40)};
+  json none = oneVolume("1");
+  none["logical_disks"][0]["physical_disks"] = {{{"name", "/dev/vda"}}, {{"serial", "NOPE"}}};
+  Error noMatch = createError(none, devices);
+  CHECK(noMatch.code == ErrorCode::InvalidArgument);
+  CHECK_THAT(noMatch.message,
+             Catch::Contains("physical_disks entry '{\"serial\":\"NOPE\"}' matches none of the "
+                             "agent's disks (/dev/vda, /dev/vdb)"));
+
+  json md = oneVolume("1");
+  md["logical_disks"][0]["physical_disks"] = {{{"name", "/dev/md0"}}, {{"name", "/dev/vda"}}};
+  CHECK_THAT(createError(md, devices).message,
+             Catch::Contains("'{\"name\":\"/dev/md0\"}' matches none"));
+
+  json used = oneVolume("1");
+  used["logical_disks"][0]["physical_disks"] = {{{"size", ">= 30"}}, {{"size", ">= 30"}}};
+  Error noneLeft = createError(used, devices);
+  CHECK(noneLeft.code == ErrorCode::InvalidArgument);
+  CHECK_THAT(noneLeft.message,
+             Catch::Contains("physical_disks entry '{\"size\":\">= 30\"}' matches no disk "
+                             "left: /dev/vdb already picked"));
+}
+
+TEST_CASE("createSoftwareRaid rejects invalid hints before touching a disk", "[agent][raid]") {
+  json config = oneVolume("1");
+  config["logical_disks"][0]["physical_disks"] = {{{"nme", "/dev/vda"}}, {{"name", "/dev/vdb"}}};
+  Error error = createError(config, {disk("/dev/vda"), disk("/dev/vdb")});
+  CHECK(error.code == ErrorCode::InvalidArgument);
+  CHECK_THAT(error.message, Catch::StartsWith("RAID config validation error"));
+  CHECK_THAT(error.message, Catch::Contains("\"nme\""));
 }
 
 TEST_CASE("createSoftwareRaid stops when mdadm fails", "[agent][raid]") {

@@ -123,3 +123,37 @@ TEST_CASE("template step arguments that look like passwords are masked", "[serve
   REQUIRE(r.status == 201);
   CHECK(r.json()["steps"][0]["args"]["admin_password"] == "******");
 }
+
+TEST_CASE("template RAID steps with invalid physical_disks hints are a 400 that changes nothing",
+          "[server][api][templates]") {
+  TestApi api;
+  Json bad = raidStep();
+  bad["args"]["raid_config"]["logical_disks"][0]["raid_level"] = "1";
+  bad["args"]["raid_config"]["logical_disks"][0]["physical_disks"] =
+      Json::parse(R"([{"nme": "/dev/vda"}, {"name": "/dev/vdb"}])");
+  auto created = api.post("/v1/deploy_templates", {{"name", "CUSTOM_BAD"}, {"steps", {bad}}});
+  CHECK(created.status == 400);
+  CHECK(created.fault() ==
+        "RAID config validation error: physical_disks entry {\"nme\":\"/dev/vda\"} has invalid "
+        "device hints: The hints \"nme\" are invalid. Valid hints are: \"by_path, model, name, "
+        "rotational, serial, size, vendor, wwn\"");
+  CHECK(api.get("/v1/deploy_templates/CUSTOM_BAD").status == 404);
+
+  Json good = raidStep();
+  good["args"]["raid_config"]["logical_disks"][0]["physical_disks"] =
+      Json::parse(R"([{"name": "/dev/vda"}, {"size": ">= 100", "rotational": false}])");
+  REQUIRE(api.post("/v1/deploy_templates", {{"name", "CUSTOM_GOOD"}, {"steps", {good}}}).status ==
+          201);
+  auto patched = api.patch("/v1/deploy_templates/CUSTOM_GOOD",
+                           Json::parse(R"([{"op": "replace",
+      "path": "/steps/0/args/raid_config/logical_disks/0/physical_disks/1/size",
+      "value": "huge"}])"));
+  CHECK(patched.status == 400);
+  CHECK_THAT(patched.fault(), Catch::Contains("Device hint \"size\" is not an integer value"));
+  CHECK(api.get("/v1/deploy_templates/CUSTOM_GOOD").json()["steps"][0] == good);
+
+  Json notRaid = raidStep();
+  notRaid["args"]["raid_config"] = "not a config";
+  CHECK_THAT(api.post("/v1/deploy_templates", {{"name", "CUSTOM_X"}, {"steps", {notRaid}}}).fault(),
+             Catch::StartsWith("RAID config validation error"));
+}

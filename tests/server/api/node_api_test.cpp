@@ -284,6 +284,29 @@ TEST_CASE("target RAID config is set via states/raid and validated", "[server][a
   CHECK(api.put("/v1/nodes/noraid/states/raid", cfg).status == 404);
 }
 
+TEST_CASE("states/raid rejects invalid physical_disks hints and keeps the old config",
+          "[server][api][nodes]") {
+  TestApi api;
+  api.createNode({{"name", "r"}});
+  Json cfg = Json::parse(R"({"logical_disks": [{"size_gb": "MAX", "raid_level": "1",
+      "physical_disks": [{"name": "/dev/vda"}, {"serial": "<in> QM0002"}]}]})");
+  REQUIRE(api.put("/v1/nodes/r/states/raid", cfg).status == 204);
+  for (const char* entry : {R"({"size": "-3"})", R"({"colour": "red"})", R"({"rotational": "maybe"})",
+                            R"({"model": "<all-in> a b"})", R"({})"}) {
+    INFO(entry);
+    Json bad = cfg;
+    bad["logical_disks"][0]["physical_disks"][1] = Json::parse(entry);
+    auto r = api.put("/v1/nodes/r/states/raid", bad);
+    CHECK(r.status == 400);
+    CHECK_THAT(r.fault(), Catch::StartsWith("RAID config validation error: physical_disks entry"));
+    auto patched = api.patch("/v1/nodes/r", Json::array({{{"op", "replace"},
+                                                          {"path", "/target_raid_config"},
+                                                          {"value", bad}}}));
+    CHECK(patched.status == 400);
+  }
+  CHECK(api.get("/v1/nodes/r").json()["target_raid_config"] == cfg);
+}
+
 TEST_CASE("node states are reported", "[server][api][nodes]") {
   TestApi api;
   api.createNode({{"name", "s"}});
