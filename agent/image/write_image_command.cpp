@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/dns_resolver.h"
 #include "agent/hardware/step_context.h"
 #include "agent/image/image_info.h"
 #include "agent/image/image_writer.h"
@@ -156,7 +157,8 @@ int runWriteImageCommand(int argc, char** argv) {
   std::signal(SIGTERM, onSignal);
   ProcessCommandRunner runner;
   SystemClock clock;
-  HttpClientPtr http = makeHttpClient();
+  // Host names through DNS (c-ares, /etc/resolv.conf): this static binary has no NSS.
+  HttpClientPtr http = makeHttpClient(makeDnsResolver());
   StepContext ctx;
   ctx.runner = &runner;
   ctx.http = http.get();
