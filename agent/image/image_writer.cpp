@@ -13,9 +13,6 @@
 #include "agent/image/image_writer.h"
 
 #include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/disk/erase.h"
+#include "agent/disk/device_io.h"
 #include "agent/image/checksum.h"
 #include "agent/image/decompressor.h"
 
@@ -38,12 +35,8 @@ namespace kiln::agent {
 namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
-/// O_DIRECT alignment of offsets, lengths and memory (covers 512 and 4096 byte sectors).
-constexpr uint64_t kDirectAlign = 4096;
 /// How much is zeroed at the start of a region to make a bad image unbootable.
 constexpr uint64_t kWipeBytes = kMiB;
-
-std::string errnoText(int err) { return std::strerror(err); }
 
 /// A pipeline buffer: aligned memory of kImageBufferSize and the pool it returns to.
 struct Buffer;
@@ -102,64 +95,7 @@ struct Buffer {
   }
 };
 
-struct FreeDeleter {
-  void operator()(char* p) const { std::free(p); }
-};
-
-/// A file descriptor closed on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-Result<void> pwriteAll(int fd, const char* data, size_t length, uint64_t offset,
-                       const std::string& path, int* errorNumber = nullptr) {
-  while (length > 0) {
-    const ssize_t n = ::pwrite(fd, data, length, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errorNumber) *errorNumber = errno;
-      return internalError("Writing " + path + " at offset " + std::to_string(offset) +
-                           " failed: " + errnoText(errno));
-    }
-    if (n == 0) return internalError("Writing " + path + " made no progress (device full?)");
-    data += n;
-    length -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return {};
-}
-
-Result<Fd> openForWrite(const std::string& path, int extraFlags) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | extraFlags);
-  if (fd < 0) {
-    return fail(errno == ENOENT ? ErrorCode::NotFound : ErrorCode::Internal,
-                "Cannot open " + path + " for writing: " + errnoText(errno));
-  }
-  return Fd(fd);
-}
-
-/// Writes the pipeline's buffers to one region: O_DIRECT for aligned blocks, buffered for the
-/// rest (an unaligned tail, or everything on file systems that refuse O_DIRECT).
+/// Writes the pipeline's buffers one after the other into one region of the target.
 class RegionWriter {
  public:
   static Result<RegionWriter> open(const std::string& path, uint64_t offset, uint64_t capacity) {
@@ -167,15 +103,13 @@ class RegionWriter {
     w.path_ = path;
     w.offset_ = offset;
     w.capacity_ = capacity;
-    w.buffered_ = KILN_TRY(openForWrite(path, 0));
-    if (offset % kDirectAlign == 0) {
-      const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_DIRECT);
-      if (fd >= 0) w.direct_ = Fd(fd);  // EINVAL (tmpfs and friends): buffered only
-    }
+    w.writer_ = KILN_TRY(DirectWriter::open(path));
     return w;
   }
 
-  bool direct() const { return static_cast<bool>(direct_); }
+  /// Whether the region's writes go through O_DIRECT (an aligned region on a file system
+  /// that allows it).
+  bool direct() const { return writer_.direct() && offset_ % kDirectAlign == 0; }
 
   /// Appends `length` bytes from aligned memory.
   Result<void> append(const char* data, size_t length) {
@@ -183,23 +117,7 @@ class RegionWriter {
       return invalid("The image is larger than the target " + path_ + ": more than " +
                      std::to_string(capacity_) + " bytes");
     }
-    const uint64_t at = offset_ + position_;
-    size_t aligned = direct_ ? length - length % kDirectAlign : 0;
-    if (aligned > 0) {
-      int err = 0;
-      auto written = pwriteAll(direct_.get(), data, aligned, at, path_, &err);
-      if (!written && err == EINVAL) {
-        // Accepted at open, refused at write: fall back to buffered I/O for good.
-        direct_.reset();
-        aligned = 0;
-      } else if (!written) {
-        return written;
-      }
-    }
-    if (aligned < length) {
-      KILN_TRY_VOID(
-          pwriteAll(buffered_.get(), data + aligned, length - aligned, at + aligned, path_));
-    }
+    KILN_TRY_VOID(writer_.write(data, length, offset_ + position_));
     position_ += length;
     return {};
   }
@@ -207,22 +125,14 @@ class RegionWriter {
   uint64_t written() const { return position_; }
 
   /// Makes everything durable.
-  Result<void> sync() {
-    for (const Fd* fd : {&direct_, &buffered_}) {
-      if (*fd && ::fdatasync(fd->get()) != 0 && errno != EINVAL) {
-        return internalError("Syncing " + path_ + " failed: " + errnoText(errno));
-      }
-    }
-    return {};
-  }
+  Result<void> sync() { return writer_.sync(); }
 
  private:
   std::string path_;
   uint64_t offset_ = 0;
   uint64_t capacity_ = 0;
   uint64_t position_ = 0;
-  Fd direct_;
-  Fd buffered_;
+  DirectWriter writer_;
 };
 
 /// What one attempt writes where.
@@ -284,23 +194,19 @@ Error cancelledError() { return Error{ErrorCode::Internal, "image pipeline cance
 /// The pipeline's memory: kImageBufferCount aligned buffers.
 class BufferSet {
  public:
-  BufferSet() : memory_(allocate()) {
-    for (size_t i = 0; i < kImageBufferCount; ++i) {
-      buffers_[i].data = memory_.get() + i * kImageBufferSize;
+  BufferSet() {
+    if (auto memory = AlignedBuffer::allocate(kImageBufferCount * kImageBufferSize)) {
+      memory_ = std::move(*memory);
+    }
+    for (size_t i = 0; i < kImageBufferCount && ok(); ++i) {
+      buffers_[i].data = memory_.data() + i * kImageBufferSize;
     }
   }
-  bool ok() const { return memory_ != nullptr; }
+  bool ok() const { return memory_.data() != nullptr; }
   Buffer* at(size_t i) { return &buffers_[i]; }
 
  private:
-  static std::unique_ptr<char, FreeDeleter> allocate() {
-    void* p = nullptr;
-    if (::posix_memalign(&p, kDirectAlign, kImageBufferCount * kImageBufferSize) != 0) {
-      return nullptr;
-    }
-    return std::unique_ptr<char, FreeDeleter>(static_cast<char*>(p));
-  }
-  std::unique_ptr<char, FreeDeleter> memory_;
+  AlignedBuffer memory_;
   Buffer buffers_[kImageBufferCount];
 };
 
@@ -674,9 +580,7 @@ Result<WriteResult> writeQcow2(StepContext& ctx, const ImageInfo& info, const Wr
   KILN_TRY_VOID(
       verifyChecksum(ctx, info, url, attempt.checksum, {target.offset, plan.offset}, target.path));
 
-  struct stat st {};
-  const bool block = ::stat(target.path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
-  const std::string driver = block ? "host_device" : "file";
+  const std::string driver = isBlockDevice(target.path) ? "host_device" : "file";
   const std::string file = qemuOptionValue(target.path);
   Command convert;
   convert.argv = {
@@ -703,29 +607,14 @@ Result<WriteResult> writeQcow2(StepContext& ctx, const ImageInfo& info, const Wr
 }  // namespace
 
 Result<uint64_t> targetCapacity(const WriteTarget& target) {
-  struct stat st {};
-  if (::stat(target.path.c_str(), &st) != 0) {
-    return fail(errno == ENOENT ? ErrorCode::NotFound : ErrorCode::Internal,
-                "Cannot use " + target.path + " as an image target: " + errnoText(errno));
-  }
-  uint64_t size = 0;
-  if (S_ISBLK(st.st_mode)) {
-    Fd fd(::open(target.path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd || ::ioctl(fd.get(), BLKGETSIZE64, &size) != 0) {
-      return internalError("Cannot read the size of " + target.path + ": " + errnoText(errno));
-    }
-  } else if (S_ISREG(st.st_mode)) {
-    size = static_cast<uint64_t>(st.st_size);
-  } else {
-    return invalid(target.path + " is neither a block device nor a regular file");
-  }
+  const uint64_t size = KILN_TRY(deviceSize(target.path));
   if (target.offset > size) {
     return invalid("Offset " + std::to_string(target.offset) + " is beyond the end of " +
                    target.path + " (" + std::to_string(size) + " bytes)");
   }
   const uint64_t available = size - target.offset;
   if (target.maxBytes != 0) {
-    if (S_ISBLK(st.st_mode) && target.maxBytes > available) {
+    if (isBlockDevice(target.path) && target.maxBytes > available) {
       return invalid("The region of " + std::to_string(target.maxBytes) + " bytes at offset " +
                      std::to_string(target.offset) + " does not fit on " + target.path);
     }
@@ -742,10 +631,10 @@ Result<WriteResult> writeImage(StepContext& ctx, const ImageInfo& info, const Wr
 }
 
 Result<void> writeRegion(const std::string& path, uint64_t offset, std::string_view bytes) {
-  auto fd = KILN_TRY(openForWrite(path, 0));
+  const UniqueFd fd = KILN_TRY(openFile(path, O_WRONLY));
   KILN_TRY_VOID(pwriteAll(fd.get(), bytes.data(), bytes.size(), offset, path));
   if (::fdatasync(fd.get()) != 0 && errno != EINVAL) {
-    return internalError("Syncing " + path + " failed: " + errnoText(errno));
+    return internalError("Syncing " + path + " failed: " + std::strerror(errno));
   }
   return {};
 }
