@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "agent/dns_resolver.h"
-#include "agent/image/config_drive.h"
+#include "shared/core/base64.h"
 
 namespace kiln::agent {
 
@@ -99,7 +99,7 @@ Result<std::string> decodeInlineCa(std::string_view value) {
     ++index;
     const std::string which = "kiln.api_ca item " + std::to_string(index);
     if (item.empty()) return invalid(which + " is empty");
-    auto bytes = decodeBase64(item);
+    auto bytes = base64Decode(item, Base64Mode::Lenient);
     if (!bytes || bytes->empty()) return invalid(which + " is not base64 text");
     if (bytes->rfind("-----BEGIN", 0) == 0) {
       // base64 of a whole PEM file: taken as it is.
@@ -110,11 +110,7 @@ Result<std::string> decodeInlineCa(std::string_view value) {
       if (pem.back() != '\n') pem += '\n';
     } else if (static_cast<unsigned char>((*bytes)[0]) == 0x30) {
       // DER (an ASN.1 SEQUENCE): the PEM body is the same base64 in lines of 64.
-      std::string standard;
-      for (char c : item) {
-        if (std::isspace(static_cast<unsigned char>(c))) continue;
-        standard += c == '-' ? '+' : c == '_' ? '/' : c;
-      }
+      const std::string standard = base64Encode(*bytes);
       pem += "-----BEGIN CERTIFICATE-----\n";
       for (size_t at = 0; at < standard.size(); at += 64) pem += standard.substr(at, 64) + "\n";
       pem += "-----END CERTIFICATE-----\n";

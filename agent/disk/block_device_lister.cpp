@@ -1,16 +1,15 @@
 #include "agent/disk/block_device_lister.h"
 
 #include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <map>
 #include <optional>
+
+#include "agent/disk/device_io.h"
 
 namespace kiln::agent {
 namespace {
@@ -74,20 +73,14 @@ BlockDevice describeSysfsDisk(SysfsReader& sysfs, const std::string& name,
 }
 
 Result<BlockDevice> describeBlockSpecial(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return invalid("Cannot open device " + path + ": " + std::strerror(errno));
-  }
-  uint64_t bytes = 0;
-  int sectorSize = 512;
-  const bool sized = ::ioctl(fd, BLKGETSIZE64, &bytes) == 0;
-  if (::ioctl(fd, BLKSSZGET, &sectorSize) != 0) sectorSize = 512;
-  ::close(fd);
-  if (!sized) return invalid("Cannot read the size of device " + path);
+  auto fd = openFile(path, O_RDONLY);
+  if (!fd) return invalid(fd.error().message);
+  auto geometry = blockGeometry(fd->get(), path);
+  if (!geometry) return invalid("Cannot read the size of device " + path);
   BlockDevice device;
   device.name = path;
-  device.size = bytes;
-  device.logicalBlockSize = static_cast<uint32_t>(sectorSize);
+  device.size = geometry->bytes;
+  device.logicalBlockSize = geometry->logicalBlockSize;
   return device;
 }
 

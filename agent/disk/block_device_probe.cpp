@@ -2,10 +2,10 @@
 
 #include <blkid/blkid.h>
 #include <fcntl.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
+#include <memory>
+
+#include "agent/disk/device_io.h"
 
 namespace kiln::agent {
 namespace {
@@ -14,13 +14,6 @@ struct ProbeDeleter {
   void operator()(blkid_probe probe) const { blkid_free_probe(probe); }
 };
 using ProbeHandle = std::unique_ptr<std::remove_pointer_t<blkid_probe>, ProbeDeleter>;
-
-struct FdCloser {
-  int fd = -1;
-  ~FdCloser() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 std::string lookup(blkid_probe probe, const char* name) {
   const char* value = nullptr;
@@ -35,13 +28,11 @@ std::string lookup(blkid_probe probe, const char* name) {
 
 Result<ProbeResult> BlkidBlockDeviceProbe::probe(const std::string& path, uint64_t offset,
                                                  uint64_t size) {
-  FdCloser file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) {
-    return notFound("Cannot open " + path + ": " + std::strerror(errno));
-  }
+  auto file = openFile(path, O_RDONLY);
+  if (!file) return notFound(file.error().message);
   ProbeHandle probe(blkid_new_probe());
   if (!probe) return internalError("blkid_new_probe failed");
-  if (blkid_probe_set_device(probe.get(), file.fd, static_cast<blkid_loff_t>(offset),
+  if (blkid_probe_set_device(probe.get(), file->get(), static_cast<blkid_loff_t>(offset),
                              static_cast<blkid_loff_t>(size)) != 0) {
     return internalError("blkid cannot probe " + path);
   }

@@ -1,14 +1,7 @@
 #include "agent/disk/erase.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
 #include <thread>
 #include <vector>
 
@@ -21,70 +14,6 @@ namespace kiln::agent {
 namespace {
 
 constexpr uint64_t kMiB = 1ULL << 20;
-constexpr size_t kBufferBytes = 8 * kMiB;
-constexpr size_t kDirectAlignment = 4096;
-
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-/// An open file that falls back from O_DIRECT to buffered I/O on demand.
-class ZeroWriter {
- public:
-  explicit ZeroWriter(std::string path) : path_(std::move(path)) {}
-  ~ZeroWriter() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  Result<void> open() {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_DIRECT);
-    direct_ = fd_ >= 0;
-    if (fd_ < 0) return reopenBuffered();
-    return {};
-  }
-
-  /// Writes `length` zero bytes from `buffer` at `offset`.
-  Result<void> write(const char* buffer, uint64_t offset, size_t length) {
-    if (direct_ && (offset % kDirectAlignment != 0 || length % kDirectAlignment != 0)) {
-      KILN_TRY_VOID(reopenBuffered());
-    }
-    size_t done = 0;
-    while (done < length) {
-      const ssize_t n =
-          ::pwrite(fd_, buffer + done, length - done, static_cast<off_t>(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EINVAL && direct_) {
-        KILN_TRY_VOID(reopenBuffered());
-        continue;
-      }
-      if (n <= 0) return ioError("write");
-      done += static_cast<size_t>(n);
-    }
-    return {};
-  }
-
-  Result<void> sync() {
-    if (::fsync(fd_) != 0) return ioError("fsync");
-    return {};
-  }
-
- private:
-  Result<void> reopenBuffered() {
-    if (fd_ >= 0) ::close(fd_);
-    direct_ = false;
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd_ < 0) return ioError("open");
-    return {};
-  }
-
-  std::unexpected<Error> ioError(const char* what) const {
-    return internalError(std::string("Cannot ") + what + " " + path_ + ": " + std::strerror(errno));
-  }
-
-  std::string path_;
-  int fd_ = -1;
-  bool direct_ = false;
-};
 
 /// Runs `work` for every device in its own thread; the error lists every failure.
 Result<void> forEachDeviceInParallel(const std::vector<BlockDevice>& devices,
@@ -147,30 +76,6 @@ Result<void> eraseOne(StepContext& context, const BlockDevice& device, EraseProg
 }
 
 }  // namespace
-
-Result<void> zeroRange(const std::string& path, uint64_t offset, uint64_t length,
-                       const ChunkCallback& onChunk) {
-  // No larger than the range (rounded up for O_DIRECT): metadata wipes zero 1 MiB at a time.
-  const size_t bufferBytes = static_cast<size_t>(std::min<uint64_t>(
-      kBufferBytes, std::max<uint64_t>(kDirectAlignment, (length + kDirectAlignment - 1) /
-                                                             kDirectAlignment * kDirectAlignment)));
-  std::unique_ptr<char, FreeDeleter> buffer(
-      static_cast<char*>(std::aligned_alloc(kDirectAlignment, bufferBytes)));
-  if (!buffer) return internalError("Cannot allocate the zero buffer");
-  std::memset(buffer.get(), 0, bufferBytes);
-  ZeroWriter writer(path);
-  KILN_TRY_VOID(writer.open());
-  for (uint64_t written = 0; written < length;) {
-    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(bufferBytes, length - written));
-    KILN_TRY_VOID(writer.write(buffer.get(), offset + written, chunk));
-    written += chunk;
-    if (onChunk && !onChunk(chunk)) {
-      return conflict("Erasing " + path + " was aborted after " + std::to_string(written) +
-                      " bytes");
-    }
-  }
-  return writer.sync();
-}
 
 Result<nlohmann::json> eraseDevicesMetadata(StepContext& context) {
   if (!context.runner) return internalError("erase_devices_metadata needs a command runner");

@@ -1,30 +1,20 @@
 // File: agent/disk/erase.h
 //
-// The erase steps (ironic-python-agent's erase_devices_metadata and erase_devices) and the
-// in-process zeroing they use. Every device of the StepContext is handled in its own thread.
+// The erase steps (ironic-python-agent's erase_devices_metadata and erase_devices); the
+// in-process zeroing they use is zeroRange (agent/disk/device_io.h). Every device of the
+// StepContext is handled in its own thread.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "agent/disk/device_io.h"
 #include "agent/hardware/step_context.h"
 #include "shared/core/error.h"
 
 namespace kiln::agent {
-
-/// Called after each written chunk with the bytes written by that chunk; returning false
-/// stops the write (abort).
-using ChunkCallback = std::function<bool(uint64_t bytes)>;
-
-/// Writes zeros to [offset, offset + length) of `path` (a device or a regular file, which is
-/// never extended past `offset + length`), with a large aligned buffer, O_DIRECT when the
-/// file system allows it (buffered otherwise), then fsync. Internal on an I/O error,
-/// Conflict "aborted" when `onChunk` returns false.
-Result<void> zeroRange(const std::string& path, uint64_t offset, uint64_t length,
-                       const ChunkCallback& onChunk = {});
 
 /// erase_devices_metadata: for every device, `wipefs --force --all`, `sgdisk -Z`, then zero
 /// the first and the last MiB in-process. Devices run in parallel; the error names every

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "agent/disk/device_io.h"
+
 namespace kiln::agent {
 namespace {
 
@@ -23,13 +25,6 @@ uint32_t readLe32(const uint8_t* p) {
 void writeLe32(uint8_t* p, uint32_t value) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(value >> (8 * i));
 }
-
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 std::unexpected<Error> ioError(const std::string& what, const std::string& path) {
   return internalError("Cannot " + what + " " + path + ": " + std::strerror(errno));
@@ -77,10 +72,9 @@ Result<MbrEntry> planMbrPartitionAtEnd(const std::array<MbrEntry, 4>& entries, u
 }
 
 Result<std::array<MbrEntry, 4>> readMbr(const std::string& path) {
-  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) return ioError("open", path);
+  const UniqueFd file = KILN_TRY(openFile(path, O_RDONLY));
   std::array<uint8_t, 512> sector{};
-  if (::pread(file.fd, sector.data(), sector.size(), 0) != static_cast<ssize_t>(sector.size())) {
+  if (::pread(file.get(), sector.data(), sector.size(), 0) != static_cast<ssize_t>(sector.size())) {
     return ioError("read the MBR of", path);
   }
   return parseMbr(sector);
@@ -94,14 +88,11 @@ Result<void> writeMbrEntry(const std::string& path, const MbrEntry& entry) {
   raw[4] = entry.type;
   writeLe32(raw.data() + 8, entry.startSector);
   writeLe32(raw.data() + 12, entry.sectors);
-  Fd file{::open(path.c_str(), O_WRONLY | O_CLOEXEC)};
-  if (file.fd < 0) return ioError("open", path);
-  const auto offset =
-      static_cast<off_t>(kTableOffset + kEntryBytes * static_cast<size_t>(entry.slot));
-  if (::pwrite(file.fd, raw.data(), raw.size(), offset) != static_cast<ssize_t>(raw.size())) {
-    return ioError("write the MBR of", path);
-  }
-  if (::fsync(file.fd) != 0) return ioError("sync", path);
+  const UniqueFd file = KILN_TRY(openFile(path, O_WRONLY));
+  const uint64_t offset = kTableOffset + kEntryBytes * static_cast<size_t>(entry.slot);
+  KILN_TRY_VOID(
+      pwriteAll(file.get(), reinterpret_cast<const char*>(raw.data()), raw.size(), offset, path));
+  if (::fsync(file.get()) != 0) return ioError("sync", path);
   return {};
 }
 

@@ -20,10 +20,4 @@ inline constexpr size_t kMaxConfigDriveBytes = 64 * 1024 * 1024;
 /// The config drive's image bytes from Ironic's `configdrive` value (URL or base64 of gzip).
 Result<std::string> loadConfigDrive(StepContext& ctx, const std::string& configdrive);
 
-/// Decodes standard base64 (whitespace ignored); InvalidArgument when it is not base64.
-Result<std::string> decodeBase64(std::string_view text);
-
-/// Gunzips (gzip or zlib) in memory; InvalidArgument when corrupt or larger than `maxBytes`.
-Result<std::string> gunzip(std::string_view data, size_t maxBytes);
-
 }  // namespace kiln::agent

@@ -8,25 +8,11 @@
 #include <sstream>
 
 #include "server/api/errors.h"
+#include "shared/core/base64.h"
 #include "shared/core/file.h"
 
 namespace kiln::server {
 namespace {
-
-std::optional<std::string> base64Decode(const std::string& in) {
-  if (in.empty() || in.size() % 4 != 0) return std::nullopt;
-  std::string out(in.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()),
-                                static_cast<int>(in.size()));
-  if (n < 0) return std::nullopt;
-  size_t len = static_cast<size_t>(n);
-  // EVP_DecodeBlock counts padding bytes as data; drop them.
-  if (in.size() >= 1 && in[in.size() - 1] == '=') --len;
-  if (in.size() >= 2 && in[in.size() - 2] == '=') --len;
-  out.resize(len);
-  return out;
-}
 
 std::string sha256(const std::string& data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
@@ -134,7 +120,7 @@ std::variant<Identity, ApiResponse> Authenticator::authenticate(const ApiRequest
   std::string token = header->substr(space + 1);
   while (!token.empty() && token.front() == ' ') token.erase(token.begin());
   const auto decoded = base64Decode(token);
-  if (!decoded) {
+  if (token.empty() || !decoded) {
     return authErrorResponse(400, "Could not decode authorization token");
   }
   const auto colon = decoded->find(':');

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shared/core/base64.h"
+
 namespace kiln::test {
 namespace {
 
@@ -25,32 +27,6 @@ std::string lowercase(std::string_view s) {
   std::string out(s);
   for (auto& c : out) {
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
-std::optional<std::string> base64Decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (c == '=') break;
-    const int v = value(c);
-    if (v < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
   }
   return out;
 }
@@ -203,7 +179,7 @@ struct RedfishTestServer::State {
                             "Basic authentication is disabled on this service.");
       }
       if (auth->rfind("Basic ", 0) == 0) {
-        auto decoded = base64Decode(auth->substr(6));
+        auto decoded = kiln::base64Decode(auth->substr(6));
         if (decoded && *decoded == credentials->first + ":" + credentials->second) {
           return std::nullopt;
         }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <sstream>
 
@@ -172,6 +173,28 @@ std::string diffArgv(const std::vector<std::string>& expected,
 
 ReplayCommandRunner::ReplayCommandRunner() : owner_(std::this_thread::get_id()) {}
 
+ReplayCommandRunner::~ReplayCommandRunner() {
+  // A REQUIRE that failed is unwinding the test: the leftovers are a consequence, not news.
+  if (std::uncaught_exceptions() > 0 || std::this_thread::get_id() != owner_) return;
+  std::string report;
+  {
+    std::lock_guard lock(mutex_);
+    if (!failTest_) return;
+    if (next_ < script_.size() && !allowUnconsumed_) {
+      report += std::to_string(script_.size() - next_) + " expected command(s) never ran:\n";
+      for (size_t i = next_; i < script_.size(); ++i) {
+        report += "  #" + std::to_string(i + 1) + " " + joinArgv(script_[i].argv) + "\n";
+      }
+    }
+    if (mismatches_.size() > reportedMismatches_) {
+      for (size_t i = 0; i < mismatches_.size(); ++i) report += mismatches_[i] + "\n";
+    }
+  }
+  if (!report.empty()) {
+    FAIL_CHECK("ReplayCommandRunner: the script did not run as written\n" + report);
+  }
+}
+
 ReplayCommandRunner& ReplayCommandRunner::expect(ExpectedCommand command) {
   std::lock_guard lock(mutex_);
   script_.push_back(std::move(command));
@@ -194,6 +217,11 @@ ReplayCommandRunner& ReplayCommandRunner::expect(std::vector<std::string> argv,
 void ReplayCommandRunner::setFailTestOnMismatch(bool fail) {
   std::lock_guard lock(mutex_);
   failTest_ = fail;
+}
+
+void ReplayCommandRunner::allowUnconsumed() {
+  std::lock_guard lock(mutex_);
+  allowUnconsumed_ = true;
 }
 
 Result<CommandOutput> ReplayCommandRunner::run(const Command& command) {
@@ -235,6 +263,7 @@ Result<CommandOutput> ReplayCommandRunner::run(const Command& command) {
     }
     mismatches_.push_back(mismatch);
     failTest = failTest_ && std::this_thread::get_id() == owner_;
+    if (failTest) ++reportedMismatches_;
   }
   // NOTE(kiln): Catch2 assertions are not thread-safe, so only the test's own thread reports
   // here; mismatches on other threads still show up in allConsumed().

@@ -74,9 +74,18 @@ struct ExpectedCommand {
 /// of the two, records the failure, and, when it happens on the thread that created the
 /// runner, also fails the current Catch2 test (FAIL_CHECK), so code that swallows errors
 /// cannot hide it. Thread-safe.
+///
+/// The whole script must run: when the runner is destroyed (on the thread that created it,
+/// and not while an exception unwinds the test, e.g. a failed REQUIRE) with expectations that
+/// never ran, or with mismatches seen on other threads, it fails the current test
+/// (FAIL_CHECK) listing them. allowUnconsumed() turns that off for a test that stops the
+/// script early on purpose.
 class ReplayCommandRunner final : public CommandRunner {
  public:
   ReplayCommandRunner();
+  ~ReplayCommandRunner() override;
+  ReplayCommandRunner(const ReplayCommandRunner&) = delete;
+  ReplayCommandRunner& operator=(const ReplayCommandRunner&) = delete;
 
   /// Appends an expectation; returns *this for chaining.
   ReplayCommandRunner& expect(ExpectedCommand command);
@@ -89,6 +98,10 @@ class ReplayCommandRunner final : public CommandRunner {
   /// Whether a mismatch should also FAIL_CHECK the running test (default true). Turn it off
   /// only to test the mismatch report itself.
   void setFailTestOnMismatch(bool fail);
+
+  /// Expectations left over at destruction are not a failure (a test that scripts more than
+  /// the code under test may run). Mismatches still are.
+  void allowUnconsumed();
 
   Result<CommandOutput> run(const Command& command) override;
 
@@ -108,11 +121,14 @@ class ReplayCommandRunner final : public CommandRunner {
   size_t next_ = 0;
   std::vector<Command> received_;
   std::vector<std::string> mismatches_;
+  size_t reportedMismatches_ = 0;  ///< mismatches already FAIL_CHECKed by run()
   bool failTest_ = true;
+  bool allowUnconsumed_ = false;
   std::thread::id owner_;
 };
 
-/// Catch2 helper: CHECKs that `runner` consumed its whole script, showing what is left.
+/// Catch2 helper: CHECKs that `runner` consumed its whole script, showing what is left (the
+/// runner's destructor checks it too; this is for a check part-way through a test).
 void checkAllConsumed(const ReplayCommandRunner& runner);
 
 /// A line diff of two argv vectors ("  same", "- expected only", "+ actual only"), for

@@ -5,6 +5,7 @@
 
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
+#include "shared/core/base64.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
 
@@ -18,22 +19,7 @@ std::string generateToken() {
     // The kernel's CSPRNG failing is not something to limp along with.
     std::abort();
   }
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  out.reserve(43);
-  uint32_t acc = 0;
-  int bits = 0;
-  for (unsigned char b : bytes) {
-    acc = (acc << 8) | b;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kAlphabet[(acc >> bits) & 0x3f]);
-    }
-  }
-  if (bits > 0) out.push_back(kAlphabet[(acc << (6 - bits)) & 0x3f]);
-  return out;
+  return base64UrlEncode(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
 }
 
 bool tokenMatches(std::string_view presented, std::string_view stored) {

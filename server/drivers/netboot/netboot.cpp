@@ -12,6 +12,7 @@
 #include "server/drivers/boot_mode.h"
 #include "server/local_files.h"
 #include "server/model/resources.h"
+#include "shared/core/base64.h"
 #include "shared/core/file.h"
 #include "shared/core/secrets.h"
 
@@ -81,24 +82,10 @@ Result<std::string> agentCaParam(const Config& config) {
   // exactly the decoded bytes, so a cut or padded block is caught here rather than by the agent
   // at boot (which would refuse it and exit).
   const auto wholeSequence = [](const std::string& b64) {
-    if (b64.size() % 4 != 0 || b64.size() < 8) return false;
-    const size_t padding = b64.ends_with("==") ? 2 : b64.ends_with("=") ? 1 : 0;
-    if (b64.find('=') < b64.size() - padding) return false;
-    const size_t bytes = b64.size() / 4 * 3 - padding;
-    auto sextet = [](char c) -> unsigned {
-      if (c >= 'A' && c <= 'Z') return static_cast<unsigned>(c - 'A');
-      if (c >= 'a' && c <= 'z') return static_cast<unsigned>(c - 'a' + 26);
-      if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0' + 52);
-      return c == '+' ? 62u : c == '/' ? 63u : 0u;
-    };
-    unsigned char head[6];
-    for (size_t group = 0; group < 2; ++group) {
-      unsigned v = 0;
-      for (size_t i = 0; i < 4; ++i) v = (v << 6) | sextet(b64[group * 4 + i]);
-      head[group * 3] = static_cast<unsigned char>(v >> 16);
-      head[group * 3 + 1] = static_cast<unsigned char>(v >> 8);
-      head[group * 3 + 2] = static_cast<unsigned char>(v);
-    }
+    const auto der = base64Decode(b64);
+    if (!der || der->size() < 6) return false;
+    const size_t bytes = der->size();
+    const auto* head = reinterpret_cast<const unsigned char*>(der->data());
     if (head[0] != 0x30) return false;
     size_t length = 0;
     size_t headerBytes = 2;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -61,9 +62,16 @@ struct RecordingProgress : ProgressReporter {
 };
 
 /// Answers commands in any order (devices are erased in parallel threads): each argv may run
-/// once; anything else fails.
+/// once; anything else fails. Every allowed command must have run by the end of the test.
 class UnorderedRunner : public CommandRunner {
  public:
+  ~UnorderedRunner() override {
+    if (std::uncaught_exceptions() > 0) return;
+    std::string left;
+    for (const auto& [argv, output] : allowed_) left += "  " + test::joinArgv(argv) + "\n";
+    INFO("commands that never ran:\n" << left);
+    CHECK(allowed_.empty());
+  }
   void allow(std::vector<std::string> argv, CommandOutput output) {
     allowed_[argv] = std::move(output);
   }

@@ -20,6 +20,7 @@
 #include "agent/image/checksum.h"
 #include "agent/image/config_drive.h"
 #include "agent/image/image_writer.h"
+#include "shared/core/base64.h"
 #include "shared/exec/command_runner.h"
 #include "tests/support/http_file_server.h"
 
@@ -579,9 +580,15 @@ TEST_CASE("loadConfigDrive decodes base64 of gzip, inline or fetched", "[agent][
   REQUIRE_FALSE(garbage);
   CHECK(garbage.error().code == ErrorCode::InvalidArgument);
 
-  auto tooBig = gunzip(gzipCompress(std::string(2 * kMiB, 'z')), kMiB);
+  auto tooBig = loadConfigDrive(
+      f.ctx, base64Encode(gzipCompress(std::string(kMaxConfigDriveBytes + 1, 'z'))));
   REQUIRE_FALSE(tooBig);
-  CHECK_THAT(tooBig.error().message, Catch::Contains("larger than"));
+  CHECK(tooBig.error().message == "The config drive is larger than 67108864 bytes");
+
+  const std::string cut = gzipCompress(iso);
+  auto truncated = loadConfigDrive(f.ctx, base64Encode(cut.substr(0, cut.size() / 2)));
+  REQUIRE_FALSE(truncated);
+  CHECK(truncated.error().message == "Truncated gzip data in the config drive");
 
   TempFile target(kMiB);
   REQUIRE(writeRegion(target.path(), 4096, *inlined));

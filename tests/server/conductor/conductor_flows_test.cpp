@@ -190,13 +190,21 @@ TEST_CASE("a failing deploy step leaves deploy failed with the step in deploy_st
           "[server][conductor][flows]") {
   TestApi api;
   makeAvailable(api, "x");
-  Json bad = Json::parse(R"([{"interface": "raid", "step": "apply_configuration", "priority": 95,
+  // An invalid RAID configuration is refused on arrival (400), so the failure comes from a
+  // step whose arguments only the step itself checks.
+  Json badRaid = Json::parse(R"([{"interface": "raid", "step": "apply_configuration", "priority": 95,
       "args": {"raid_config": {"logical_disks": [{"size_gb": 10, "raid_level": "7"}]}}}])");
+  auto refused = provision(api, "x", {{"target", "active"}, {"deploy_steps", badRaid}});
+  CHECK(refused.status == 400);
+  CHECK_THAT(refused.fault(), Catch::StartsWith("RAID config validation error"));
+  REQUIRE(node(api, "x")["provision_state"] == "available");
+  Json bad = Json::parse(R"([{"interface": "bios", "step": "apply_configuration", "priority": 95,
+      "args": {"settings": "not a list"}}])");
   REQUIRE(provision(api, "x", {{"target", "active"}, {"deploy_steps", bad}}).status == 202);
   auto n = node(api, "x");
   CHECK(n["provision_state"] == "deploy failed");
   CHECK(n["deploy_step"]["step"] == "apply_configuration");
-  CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("raid.apply_configuration"));
+  CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("bios.apply_configuration"));
   CHECK(n["reservation"].is_null());
   // deploy failed -> deploy again, or undeploy.
   CHECK(verb(api, "x", "deleted").status == 202);
