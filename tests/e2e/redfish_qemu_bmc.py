@@ -11,7 +11,7 @@ the files the caller names, the network is QEMU user mode, and it listens on 127
     redfish_qemu_bmc.py --port 0 --port-file F --state-dir DIR \\
         --vm name=vm1,disks=a.qcow2:b.qcow2,mac=52:54:00:12:34:56,memory=1024 [--vm ...] \\
         --tftp-dir DIR --bootfile boot.ipxe [--user U --password P] [--qemu-extra "..."] \\
-        [--serial-log-dir DIR] [--graceful-timeout 15]
+        [--serial-log-dir DIR] [--graceful-timeout 15] [--ovmf-code F --ovmf-vars F]
 
 Served (compatible with kiln-server's redfish driver and tests/support/redfish_test_server):
   /redfish/v1                         service root
@@ -19,19 +19,41 @@ Served (compatible with kiln-server's redfish driver and tests/support/redfish_t
   /redfish/v1/Systems/<name>          GET (ETag), PATCH {"Boot": {...}} (If-Match honoured)
   /redfish/v1/Systems/<name>/Actions/ComputerSystem.Reset   POST {"ResetType": ...}
   /redfish/v1/Systems/<name>/EthernetInterfaces[/nic0]      the VM's MAC
+  /redfish/v1/Managers[/<name>]       one Manager per VM (System Links.ManagedBy <->
+                                      Manager Links.ManagerForServers)
+  /redfish/v1/Managers/<name>/VirtualMedia[/Cd|/Floppy]     GET (ETag), PATCH {"Image",
+                                      "Inserted", "WriteProtected"} (older BMCs' way)
+  .../VirtualMedia/<slot>/Actions/VirtualMedia.InsertMedia  POST {"Image": http(s) URL,
+                                      "Inserted", "WriteProtected", "TransferProtocolType",
+                                      "TransferMethod", "UserName", "Password"}
+  .../VirtualMedia/<slot>/Actions/VirtualMedia.EjectMedia   POST {}
   /redfish/v1/SessionService[/Sessions[/<id>]]              sessions (X-Auth-Token)
 With --user/--password every resource but the service root and session creation needs HTTP
 basic credentials or a session token; without them nothing is checked.
 
-Boot order (SeaBIOS's CMOS boot order through QEMU's -boot):
+Boot order, BootSourceOverrideMode Legacy (SeaBIOS's CMOS boot order through QEMU's -boot):
   override Disabled or target None   -boot order=cn        (disk, then network)
   Hdd Continuous                     -boot order=cn
   Pxe Continuous                     -boot order=nc
-  Hdd Once / Pxe Once                -boot once=c|n,order=cn
+  Cd Continuous                      -boot order=dcn
+  Hdd Once / Pxe Once / Cd Once      -boot once=c|n|d,order=cn
+BootSourceOverrideMode UEFI (OVMF: pflash code read-only + a per-VM copy of the variable store,
+<state-dir>/<name>.OVMF_VARS.fd, kept across power cycles) ignores -boot: the order is given
+by bootindex properties (disks, NIC, CD normally; NIC first for Pxe, CD first for Cd), and a
+Once override is undone for the guest's next reset by setting them back through QMP qom-set.
+The mode is per VM (--vm firmware=uefi|bios, default bios = Legacy); PATCH to UEFI is a 400
+when OVMF is not installed.
 A Once override is consumed when a power-on (On, ForceOn, a restart, PowerCycle) starts QEMU
 with it: BootSourceOverrideEnabled becomes "Disabled" (the target is kept, as DSP2046 says).
 QEMU's own `once=` puts the normal order back at the guest's first reset, so a guest that
 reboots itself after a one-time PXE boot comes back from the disk, as on real hardware.
+
+Virtual media: Cd is an ide-cd on q35's AHCI (drive cd0, device cd0dev) every VM has, empty
+until media is inserted; Floppy is a USB stick (usb-storage on a qemu-xhci, drive fd0),
+plugged in when media is. Inserting downloads the URL (on the request's thread) to
+<state-dir>/<name>.<slot>.img and, when the VM runs, changes the medium through QMP
+(blockdev-change-medium); a VM started with media inserted gets it at start. Ejecting empties
+the drive (QMP eject, force) and deletes the download. Media live in memory.
 
 Reset types: On, ForceOn, ForceOff, GracefulShutdown (ACPI power button; "PoweringOff" until
 QEMU exits or --graceful-timeout passes, then it is killed), ForceRestart (a new QEMU
