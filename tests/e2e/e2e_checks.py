@@ -5,8 +5,14 @@ import traceback
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
-# Counts of the checks run by step(); the scripts report and exit with them.
-results = {"passed": 0, "failed": 0}
+# Counts of the checks run by step() and skip(); the scripts report and exit with them.
+results = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+def skip(name, why):
+    """A check that cannot run here (a missing package): reported, counted, not a failure."""
+    results["skipped"] += 1
+    print("skip %s: %s" % (name, why), flush=True)
 
 
 def step(name, fn):

@@ -11,7 +11,7 @@ the files the caller names, the network is QEMU user mode, and it listens on 127
     redfish_qemu_bmc.py --port 0 --port-file F --state-dir DIR \\
         --vm name=vm1,disks=a.qcow2:b.qcow2,mac=52:54:00:12:34:56,memory=1024 [--vm ...] \\
         --tftp-dir DIR --bootfile boot.ipxe [--user U --password P] [--qemu-extra "..."] \\
-        [--serial-log-dir DIR] [--graceful-timeout 15]
+        [--serial-log-dir DIR] [--graceful-timeout 15] [--ovmf-code F --ovmf-vars F]
 
 Served (compatible with kiln-server's redfish driver and tests/support/redfish_test_server):
   /redfish/v1                         service root
@@ -19,19 +19,41 @@ Served (compatible with kiln-server's redfish driver and tests/support/redfish_t
   /redfish/v1/Systems/<name>          GET (ETag), PATCH {"Boot": {...}} (If-Match honoured)
   /redfish/v1/Systems/<name>/Actions/ComputerSystem.Reset   POST {"ResetType": ...}
   /redfish/v1/Systems/<name>/EthernetInterfaces[/nic0]      the VM's MAC
+  /redfish/v1/Managers[/<name>]       one Manager per VM (System Links.ManagedBy <->
+                                      Manager Links.ManagerForServers)
+  /redfish/v1/Managers/<name>/VirtualMedia[/Cd|/Floppy]     GET (ETag), PATCH {"Image",
+                                      "Inserted", "WriteProtected"} (older BMCs' way)
+  .../VirtualMedia/<slot>/Actions/VirtualMedia.InsertMedia  POST {"Image": http(s) URL,
+                                      "Inserted", "WriteProtected", "TransferProtocolType",
+                                      "TransferMethod", "UserName", "Password"}
+  .../VirtualMedia/<slot>/Actions/VirtualMedia.EjectMedia   POST {}
   /redfish/v1/SessionService[/Sessions[/<id>]]              sessions (X-Auth-Token)
 With --user/--password every resource but the service root and session creation needs HTTP
 basic credentials or a session token; without them nothing is checked.
 
-Boot order (SeaBIOS's CMOS boot order through QEMU's -boot):
+Boot order, BootSourceOverrideMode Legacy (SeaBIOS's CMOS boot order through QEMU's -boot):
   override Disabled or target None   -boot order=cn        (disk, then network)
   Hdd Continuous                     -boot order=cn
   Pxe Continuous                     -boot order=nc
-  Hdd Once / Pxe Once                -boot once=c|n,order=cn
+  Cd Continuous                      -boot order=dcn
+  Hdd Once / Pxe Once / Cd Once      -boot once=c|n|d,order=cn
+BootSourceOverrideMode UEFI (OVMF: pflash code read-only + a per-VM copy of the variable store,
+<state-dir>/<name>.OVMF_VARS.fd, kept across power cycles) ignores -boot: the order is given
+by bootindex properties (disks, NIC, CD normally; NIC first for Pxe, CD first for Cd), and a
+Once override is undone for the guest's next reset by setting them back through QMP qom-set.
+The mode is per VM (--vm firmware=uefi|bios, default bios = Legacy); PATCH to UEFI is a 400
+when OVMF is not installed.
 A Once override is consumed when a power-on (On, ForceOn, a restart, PowerCycle) starts QEMU
 with it: BootSourceOverrideEnabled becomes "Disabled" (the target is kept, as DSP2046 says).
 QEMU's own `once=` puts the normal order back at the guest's first reset, so a guest that
 reboots itself after a one-time PXE boot comes back from the disk, as on real hardware.
+
+Virtual media: Cd is an ide-cd on q35's AHCI (drive cd0, device cd0dev) every VM has, empty
+until media is inserted; Floppy is a USB stick (usb-storage on a qemu-xhci, drive fd0),
+plugged in when media is. Inserting downloads the URL (on the request's thread) to
+<state-dir>/<name>.<slot>.img and, when the VM runs, changes the medium through QMP
+(blockdev-change-medium); a VM started with media inserted gets it at start. Ejecting empties
+the drive (QMP eject, force) and deletes the download. Media live in memory.
 
 Reset types: On, ForceOn, ForceOff, GracefulShutdown (ACPI power button; "PoweringOff" until
 QEMU exits or --graceful-timeout passes, then it is killed), ForceRestart (a new QEMU
@@ -70,15 +92,37 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 import uuid
 
 ROOT = "/redfish/v1"
 SYSTEMS = ROOT + "/Systems"
+MANAGERS = ROOT + "/Managers"
 SESSION_SERVICE = ROOT + "/SessionService"
 SESSIONS = SESSION_SERVICE + "/Sessions"
 
-BOOT_TARGETS = ["None", "Pxe", "Hdd"]
+BOOT_TARGETS = ["None", "Pxe", "Hdd", "Cd"]
 BOOT_ENABLED = ["Disabled", "Once", "Continuous"]
+BOOT_MODES = ["Legacy", "UEFI"]
+# OVMF (Debian package ovmf): a code image and its matching variable store template. The first
+# pair whose two files exist is used unless --ovmf-code/--ovmf-vars name one.
+OVMF_PAIRS = [("/usr/share/OVMF/OVMF_CODE.fd", "/usr/share/OVMF/OVMF_VARS.fd"),
+              ("/usr/share/OVMF/OVMF_CODE_4M.fd", "/usr/share/OVMF/OVMF_VARS_4M.fd")]
+# Virtual media slots of each VM's Manager: Redfish Id -> what it is in QEMU.
+#   Cd: an ide-cd on q35's AHCI (drive cd0, device cd0dev), present from the start, empty
+#       until media is inserted.
+#   Floppy: a USB stick (usb-storage, removable, drive fd0, device fd0dev) on the qemu-xhci
+#       controller every VM has; plugged in at start when media is inserted, hot-plugged at
+#       the first insertion otherwise.
+MEDIA_SLOTS = {
+    "Cd": {"Name": "Virtual CD", "MediaTypes": ["CD", "DVD"], "drive": "cd0",
+           "device": "cd0dev"},
+    "Floppy": {"Name": "Virtual Removable Media", "MediaTypes": ["Floppy", "USBStick"],
+               "drive": "fd0", "device": "fd0dev"},
+}
+DOWNLOAD_TIMEOUT = 60.0    # seconds without progress before an image download fails
 RESET_TYPES = ["On", "ForceOn", "ForceOff", "GracefulShutdown", "ForceRestart",
                "GracefulRestart", "PowerCycle", "PushPowerButton", "Nmi"]
 MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
@@ -202,6 +246,15 @@ class VM:
         self.sercon = os.path.join(opts.state_dir, "sercon-port")
         self.boot_target = "None"
         self.boot_enabled = "Disabled"
+        self.boot_mode = "UEFI" if spec.get("firmware") == "uefi" else "Legacy"
+        # The per-VM copy of OVMF_VARS.fd: made at the first UEFI start, kept across power
+        # cycles (and emulator restarts with the same state directory) so boot entries persist.
+        self.vars_path = os.path.join(opts.state_dir, self.name + ".OVMF_VARS.fd")
+        # Virtual media: slot Id -> {"image": URL or "", "inserted", "write_protected",
+        # "file": the downloaded copy or None}.
+        self.media = {slot: {"image": "", "inserted": False, "write_protected": True,
+                             "file": None} for slot in MEDIA_SLOTS}
+        self.usb_stick_plugged = False  # whether the running QEMU has the fd0dev device
         self.proc = None
         self.cmdline = []
         self.boot_order = ""
@@ -218,6 +271,16 @@ class VM:
     def reset_path(self):
         return self.path + "/Actions/ComputerSystem.Reset"
 
+    @property
+    def manager_path(self):
+        return MANAGERS + "/" + self.name
+
+    def media_path(self, slot):
+        return self.manager_path + "/VirtualMedia/" + slot
+
+    def media_file(self, slot):
+        return os.path.join(self.opts.state_dir, "%s.%s.img" % (self.name, slot))
+
     def running(self):
         return self.proc is not None and self.proc.poll() is None
 
@@ -230,16 +293,52 @@ class VM:
 
     # -- boot order -----------------------------------------------------------------------
 
-    def boot_arguments(self):
-        """The -boot value for the current override, and whether it consumes a Once override."""
-        if self.boot_enabled == "Disabled" or self.boot_target == "None":
-            return "order=cn", False
-        first = "n" if self.boot_target == "Pxe" else "c"
-        if self.boot_enabled == "Continuous":
-            return ("order=nc" if first == "n" else "order=cn"), False
-        return "once=%s,order=cn" % first, True
+    def disk_ids(self):
+        return ["vblk%d" % i for i in range(len(self.disks))]
 
-    def command_line(self, boot):
+    def uefi_order(self, target):
+        """The devices (qdev ids) in bootindex order for a boot target under OVMF."""
+        disks, nic, cd = self.disk_ids(), ["nic0"], [MEDIA_SLOTS["Cd"]["device"]]
+        if target == "Pxe":
+            return nic + disks + cd
+        if target == "Cd":
+            return cd + disks + nic
+        return disks + nic + cd  # None, Hdd: the normal order
+
+    def boot_plan(self):
+        """(description, BIOS -boot value or UEFI device order, consumes a Once override).
+        SeaBIOS takes QEMU's -boot (CMOS order); OVMF ignores it and follows the bootindex
+        properties (QEMU's fw_cfg "bootorder" file), so a UEFI VM gets bootindex values."""
+        override = self.boot_enabled != "Disabled" and self.boot_target != "None"
+        target = self.boot_target if override else "None"
+        once = override and self.boot_enabled == "Once"
+        if self.boot_mode == "UEFI":
+            order = self.uefi_order(target)
+            return "bootindex " + ",".join(order), order, once
+        first = {"Pxe": "n", "Hdd": "c", "Cd": "d"}.get(target)
+        if first is None:
+            boot = "order=cn"
+        elif once:
+            boot = "once=%s,order=cn" % first
+        else:
+            boot = {"n": "order=nc", "c": "order=cn", "d": "order=dcn"}[first]
+        return "-boot " + boot, boot, once
+
+    def ovmf(self):
+        """(code, vars template) of the OVMF firmware; RedfishError 400 when it is missing."""
+        if self.opts.ovmf is None:
+            raise RedfishError(400, "PropertyValueNotInList",
+                               "The value UEFI for the property BootSourceOverrideMode is not "
+                               "available: %s" % self.opts.ovmf_missing)
+        return self.opts.ovmf
+
+    def command_line(self, plan):
+        uefi = self.boot_mode == "UEFI"
+        bootindex = {dev: i for i, dev in enumerate(plan)} if uefi else {}
+
+        def bi(dev):
+            return ",bootindex=%d" % bootindex[dev] if dev in bootindex else ""
+
         cmd = [self.opts.qemu_binary, "-name", "kiln-bmc-" + self.name,
                "-accel", self.opts.accel, "-machine", self.machine,
                "-m", str(self.memory), "-smp", str(self.cpus),
@@ -249,14 +348,37 @@ class VM:
                "-fw_cfg", "name=etc/sercon-port,file=%s" % qemu_escape(self.sercon),
                "-qmp", "unix:%s,server=on,wait=off" % qemu_escape(self.qmp_path),
                "-pidfile", self.pid_path]
+        if uefi:
+            code, _ = self.ovmf()
+            cmd += ["-drive", "if=pflash,format=raw,unit=0,readonly=on,file=%s" % qemu_escape(code),
+                    "-drive", "if=pflash,format=raw,unit=1,file=%s" % qemu_escape(self.vars_path)]
         for i, disk in enumerate(self.disks):
             fmt = "qcow2" if disk.endswith(".qcow2") else "raw"
             cmd += ["-drive", "file=%s,format=%s,if=none,id=disk%d" % (qemu_escape(disk), fmt, i),
-                    "-device", "virtio-blk-pci,drive=disk%d,id=vblk%d" % (i, i)]
+                    "-device", "virtio-blk-pci,drive=disk%d,id=vblk%d%s" % (i, i, bi("vblk%d" % i))]
         cmd += ["-netdev", "user,id=n0,tftp=%s,bootfile=%s" % (qemu_escape(self.tftp_dir),
                                                               qemu_escape(self.bootfile)),
-                "-device", "virtio-net-pci,netdev=n0,id=nic0,mac=%s" % self.mac,
-                "-boot", boot]
+                "-device", "virtio-net-pci,netdev=n0,id=nic0,mac=%s%s" % (self.mac, bi("nic0"))]
+        # The virtual CD: on q35's built-in AHCI (ide.1 = its second port), empty unless media
+        # is inserted when QEMU starts.
+        cd, cd_slot = self.media["Cd"], MEDIA_SLOTS["Cd"]
+        cd_file = ""
+        if cd["inserted"] and cd["file"]:
+            cd_file = ",file=%s,format=raw" % qemu_escape(cd["file"])
+        cmd += ["-drive", "if=none,id=%s,media=cdrom,readonly=on%s" % (cd_slot["drive"], cd_file),
+                "-device", "ide-cd,drive=%s,bus=ide.1,id=%s%s" % (
+                    cd_slot["drive"], cd_slot["device"], bi(cd_slot["device"]))]
+        # USB for the virtual removable media; the stick itself only while media is inserted.
+        cmd += ["-device", "qemu-xhci,id=usb0"]
+        fd, fd_slot = self.media["Floppy"], MEDIA_SLOTS["Floppy"]
+        if fd["inserted"] and fd["file"]:
+            cmd += ["-drive", "if=none,id=%s,format=raw,file=%s%s" % (
+                        fd_slot["drive"], qemu_escape(fd["file"]),
+                        ",readonly=on" if fd["write_protected"] else ""),
+                    "-device", "usb-storage,bus=usb0.0,drive=%s,id=%s,removable=on" % (
+                        fd_slot["drive"], fd_slot["device"])]
+        if not uefi:
+            cmd += ["-boot", plan]
         cmd += self.opts.qemu_extra
         return cmd
 
@@ -268,14 +390,21 @@ class VM:
             return
         self.graceful_deadline = None
         self.restart_after_graceful = False
-        boot, consumes_once = self.boot_arguments()
-        cmd = self.command_line(boot)
+        boot, plan, consumes_once = self.boot_plan()
+        if self.boot_mode == "UEFI" and not os.path.exists(self.vars_path):
+            _, vars_template = self.ovmf()
+            tmp = self.vars_path + ".tmp"
+            shutil.copyfile(vars_template, tmp)
+            os.replace(tmp, self.vars_path)
+            log("%s: new UEFI variable store %s (from %s)" % (self.name, self.vars_path,
+                                                               vars_template))
+        cmd = self.command_line(plan)
         for stale in (self.qmp_path, self.pid_path):
             if os.path.lexists(stale):
                 os.unlink(stale)
         with open(self.serial_log, "ab") as f:
-            f.write(("\n=== redfish_qemu_bmc: %s %s, -boot %s ===\n" % (why, self.name, boot))
-                    .encode())
+            f.write(("\n=== redfish_qemu_bmc: %s %s, %s %s ===\n" % (
+                why, self.name, self.boot_mode, boot)).encode())
         qlog = open(self.qemu_log, "ab")
         qlog.write(("=== %s: %s\n" % (time.strftime("%Y-%m-%d %H:%M:%S"), shlex.join(cmd)))
                    .encode())
@@ -289,7 +418,9 @@ class VM:
             qlog.close()
         self.cmdline = cmd
         self.boot_order = boot
-        log("%s: started QEMU pid %d (%s, -boot %s)" % (self.name, self.proc.pid, why, boot))
+        self.usb_stick_plugged = "usb-storage" in " ".join(cmd)
+        log("%s: started QEMU pid %d (%s, %s %s)" % (self.name, self.proc.pid, why,
+                                                     self.boot_mode, boot))
         deadline = time.monotonic() + QEMU_START_TIMEOUT
         while True:
             if self.proc.poll() is not None:
@@ -312,6 +443,26 @@ class VM:
             time.sleep(0.05)
         if consumes_once:
             self.boot_enabled = "Disabled"
+            if self.boot_mode == "UEFI":
+                self.restore_uefi_order(plan)
+
+    def restore_uefi_order(self, plan):
+        """A one-time override under OVMF: QEMU rebuilds its fw_cfg bootorder file from the
+        bootindex properties at every reset, so setting them to the normal order now (this
+        boot has already been given its order) makes the guest's next reboot use the normal
+        order, as -boot once= does for SeaBIOS. New values come from a range of their own: QEMU
+        refuses a bootindex that another device holds."""
+        normal = self.uefi_order("None")
+        if normal == plan:
+            return
+        try:
+            for i, dev in enumerate(normal):
+                qmp(self.qmp_path, "qom-set", {"path": "/machine/peripheral/" + dev,
+                                               "property": "bootindex", "value": 100 + i})
+        except (OSError, ValueError, RuntimeError) as e:
+            log("%s: could not restore the normal UEFI boot order: %s" % (self.name, e))
+            return
+        self.boot_order += " (next reset: %s)" % ",".join(normal)
 
     def log_tail(self):
         try:
@@ -415,12 +566,136 @@ class VM:
             except (OSError, ValueError, RuntimeError) as e:
                 raise RedfishError(500, "InternalError", "NMI failed: %s" % e)
 
+    # -- virtual media --------------------------------------------------------------------
+
+    def set_media(self, slot, image, path, inserted, write_protected):
+        """A new medium (already downloaded to `path`) for a slot; into the drive now when
+        the VM runs and `inserted`."""
+        old = self.media[slot]["file"]
+        self.media[slot] = {"image": image, "inserted": inserted,
+                            "write_protected": write_protected, "file": path}
+        if old and old != path and os.path.exists(old):
+            os.unlink(old)
+        self.apply_media(slot)
+        log("%s: %s medium %s (%s)" % (self.name, slot, image,
+                                       "inserted" if inserted else "not inserted"))
+
+    def set_inserted(self, slot, inserted, write_protected):
+        m = self.media[slot]
+        m["inserted"], m["write_protected"] = inserted, write_protected
+        self.apply_media(slot)
+
+    def eject_media(self, slot):
+        m = self.media[slot]
+        path = m["file"]
+        self.media[slot] = {"image": "", "inserted": False, "write_protected": True,
+                            "file": None}
+        self.apply_media(slot)
+        if path and os.path.exists(path):
+            os.unlink(path)
+        log("%s: %s ejected" % (self.name, slot))
+
+    def apply_media(self, slot):
+        """Makes the running QEMU's drive for `slot` match self.media[slot] (QMP)."""
+        if not self.running():
+            return  # the next start puts the medium in (command_line)
+        m, q = self.media[slot], MEDIA_SLOTS[slot]
+        present = bool(m["inserted"] and m["file"])
+        try:
+            if slot == "Cd":
+                if present:
+                    qmp(self.qmp_path, "blockdev-change-medium", {
+                        "id": q["device"], "filename": m["file"], "format": "raw",
+                        "read-only-mode": "read-only"})
+                else:
+                    self._eject(q, "id", q["device"])
+            elif present and self.usb_stick_plugged:
+                qmp(self.qmp_path, "blockdev-change-medium", {
+                    "device": q["drive"], "filename": m["file"], "format": "raw",
+                    "read-only-mode": "read-only" if m["write_protected"] else "read-write"})
+            elif present:
+                # Hot-plug the USB stick: a named drive (HMP drive_add, so that later changes
+                # can name it like a -drive), then the device on the xhci controller.
+                out = qmp(self.qmp_path, "human-monitor-command", {
+                    "command-line": "drive_add 0 if=none,id=%s,format=raw,file=%s%s" % (
+                        q["drive"], qemu_escape(m["file"]),
+                        ",readonly=on" if m["write_protected"] else "")})
+                if out.strip() != "OK":
+                    raise RuntimeError("drive_add: %s" % out.strip())
+                qmp(self.qmp_path, "device_add", {
+                    "driver": "usb-storage", "bus": "usb0.0", "drive": q["drive"],
+                    "id": q["device"], "removable": True})
+                self.usb_stick_plugged = True
+            elif self.usb_stick_plugged:
+                self._eject(q, "device", q["drive"])
+        except (OSError, ValueError, RuntimeError) as e:
+            raise RedfishError(500, "InternalError", "QEMU for %s could not change the %s "
+                                                     "medium: %s" % (self.name, slot, e))
+
+    def _eject(self, q, key, value):
+        try:
+            qmp(self.qmp_path, "eject", {key: value, "force": True})
+        except RuntimeError as e:
+            if "no medium" not in str(e).lower() and "not inserted" not in str(e).lower():
+                raise
+
+    def render_media(self, slot):
+        m, q = self.media[slot], MEDIA_SLOTS[slot]
+        path = self.media_path(slot)
+        image = m["image"]
+        scheme = urllib.parse.urlsplit(image).scheme.upper() if image else None
+        return {
+            "@odata.id": path,
+            "@odata.type": "#VirtualMedia.v1_4_0.VirtualMedia",
+            "Id": slot,
+            "Name": q["Name"],
+            "MediaTypes": q["MediaTypes"],
+            "Image": image,
+            "ImageName": os.path.basename(urllib.parse.urlsplit(image).path) if image else "",
+            "Inserted": m["inserted"],
+            "WriteProtected": m["write_protected"],
+            "ConnectedVia": "URI" if image else "NotConnected",
+            "TransferMethod": "Upload",
+            "TransferProtocolType": scheme,
+            "Status": {"State": "Enabled", "Health": "OK"},
+            "Actions": {
+                "#VirtualMedia.InsertMedia": {"target": path + "/Actions/VirtualMedia.InsertMedia"},
+                "#VirtualMedia.EjectMedia": {"target": path + "/Actions/VirtualMedia.EjectMedia"},
+            },
+            "Oem": {"KilnQemuBmc": {"File": m["file"], "Drive": q["drive"],
+                                    "Device": q["device"]}},
+        }
+
+    def media_etag(self, slot):
+        m = self.media[slot]
+        doc = {"i": m["image"], "n": m["inserted"], "w": m["write_protected"]}
+        return 'W/"%s"' % hashlib.sha1(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+    def render_manager(self):
+        return {
+            "@odata.id": self.manager_path,
+            "@odata.type": "#Manager.v1_10_0.Manager",
+            "Id": self.name,
+            "Name": "Kiln QEMU BMC for " + self.name,
+            "ManagerType": "BMC",
+            "Model": "redfish_qemu_bmc",
+            "FirmwareVersion": "1.0",
+            "UUID": str(uuid.uuid5(uuid.NAMESPACE_URL, "kiln-redfish-qemu-bmc-manager:" +
+                                   self.name)),
+            "PowerState": "On",
+            "Status": {"State": "Enabled", "Health": "OK"},
+            "VirtualMedia": {"@odata.id": self.manager_path + "/VirtualMedia"},
+            "Links": {"ManagerForServers": [{"@odata.id": self.path}],
+                      "ManagerForServers@odata.count": 1},
+        }
+
     def render(self):
         state = self.power_state()
         oem = {"SerialLog": self.serial_log, "QmpSocket": self.qmp_path,
                "QemuLog": self.qemu_log, "Pid": None, "BootOrder": None, "CommandLine": None}
         if self.running():
             oem.update(Pid=self.proc.pid, BootOrder=self.boot_order, CommandLine=self.cmdline)
+        oem["UefiVars"] = self.vars_path if os.path.exists(self.vars_path) else None
         return {
             "@odata.id": self.path,
             "@odata.type": "#ComputerSystem.v1_10_0.ComputerSystem",
@@ -437,10 +712,14 @@ class VM:
             "Boot": {
                 "BootSourceOverrideTarget": self.boot_target,
                 "BootSourceOverrideEnabled": self.boot_enabled,
-                "BootSourceOverrideMode": "Legacy",
+                "BootSourceOverrideMode": self.boot_mode,
                 "BootSourceOverrideTarget@Redfish.AllowableValues": BOOT_TARGETS,
+                "BootSourceOverrideMode@Redfish.AllowableValues":
+                    BOOT_MODES if self.opts.ovmf else ["Legacy"],
             },
             "EthernetInterfaces": {"@odata.id": self.path + "/EthernetInterfaces"},
+            "Links": {"ManagedBy": [{"@odata.id": self.manager_path}],
+                      "ManagedBy@odata.count": 1},
             "Actions": {"#ComputerSystem.Reset": {
                 "target": self.reset_path,
                 "ResetType@Redfish.AllowableValues": RESET_TYPES,
@@ -449,7 +728,8 @@ class VM:
         }
 
     def etag(self):
-        doc = {"t": self.boot_target, "e": self.boot_enabled, "p": self.power_state()}
+        doc = {"t": self.boot_target, "e": self.boot_enabled, "m": self.boot_mode,
+               "p": self.power_state()}
         return 'W/"%s"' % hashlib.sha1(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -462,6 +742,43 @@ class Reply:
         self.status = status
         self.body = body
         self.headers = headers or []
+
+
+class Deferred:
+    """A reply that needs slow work first (an image download): `work()` runs on the request's
+    own thread, then `finish(result)` (result: work's return value or its RedfishError) runs
+    on the main thread like any request and returns the Reply."""
+
+    def __init__(self, work, finish):
+        self.work = work
+        self.finish = finish
+
+
+def download(url, dest, user=None, password=None):
+    """Fetches url into the file dest (atomically: a temporary file renamed at the end).
+    Raises RedfishError 400 naming the URL and the HTTP status or the error."""
+    headers = {"User-Agent": "redfish_qemu_bmc"}
+    if user is not None:
+        headers["Authorization"] = "Basic " + base64.b64encode(
+            ("%s:%s" % (user, password or "")).encode()).decode()
+    tmp = "%s.part-%s" % (dest, secrets.token_hex(4))
+    try:
+        req = urllib.request.Request(url, headers=headers)
+        with urllib.request.urlopen(req, timeout=DOWNLOAD_TIMEOUT) as resp, open(tmp, "wb") as f:
+            shutil.copyfileobj(resp, f, 1 << 20)
+        os.replace(tmp, dest)
+    except urllib.error.HTTPError as e:
+        raise RedfishError(400, "ActionParameterValueFormatError",
+                           "The image %s could not be fetched: HTTP %d %s." % (url, e.code,
+                                                                               e.reason))
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        raise RedfishError(400, "ActionParameterValueFormatError",
+                           "The image %s could not be fetched: %s." % (url, reason))
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    log("downloaded %s to %s (%d bytes)" % (url, dest, os.path.getsize(dest)))
 
 
 class Service:
@@ -524,6 +841,17 @@ class Service:
                 headers.append(("WWW-Authenticate", 'Basic realm="redfish_qemu_bmc"'))
             return Reply(e.status, error_body(e.status, e.message_id, e.message), headers)
 
+    @staticmethod
+    def complete(deferred, result):
+        """The main-thread half of a Deferred reply."""
+        try:
+            return deferred.finish(result)
+        except RedfishError as e:
+            headers = []
+            if e.status == 401:
+                headers.append(("WWW-Authenticate", 'Basic realm="redfish_qemu_bmc"'))
+            return Reply(e.status, error_body(e.status, e.message_id, e.message), headers)
+
     def route(self, req):
         path = req.path.rstrip("/") or "/"
         if path in (ROOT, "/redfish"):
@@ -538,6 +866,7 @@ class Service:
                 "RedfishVersion": "1.6.0",
                 "UUID": str(uuid.uuid5(uuid.NAMESPACE_URL, "kiln-redfish-qemu-bmc")),
                 "Systems": {"@odata.id": SYSTEMS},
+                "Managers": {"@odata.id": MANAGERS},
                 "SessionService": {"@odata.id": SESSION_SERVICE},
                 "Links": {"Sessions": {"@odata.id": SESSIONS}},
             })
@@ -554,6 +883,23 @@ class Service:
                 "Members@odata.count": len(members),
                 "Members": members,
             })
+        if path == MANAGERS:
+            self.only(req, "GET")
+            members = [{"@odata.id": vm.manager_path} for vm in self.vms.values()]
+            return Reply(200, {
+                "@odata.id": MANAGERS,
+                "@odata.type": "#ManagerCollection.ManagerCollection",
+                "Name": "Manager Collection",
+                "Members@odata.count": len(members),
+                "Members": members,
+            })
+        if path.startswith(MANAGERS + "/"):
+            rest = path[len(MANAGERS) + 1:].split("/")
+            vm = self.vms.get(rest[0])
+            if vm is not None:
+                reply = self.route_manager(vm, rest[1:], req)
+                if reply is not None:
+                    return reply
         if path == SESSION_SERVICE:
             self.only(req, "GET")
             return Reply(200, {"@odata.id": SESSION_SERVICE,
@@ -610,6 +956,161 @@ class Service:
         raise RedfishError(404, "ResourceMissingAtURI",
                            "The resource at the URI %s was not found." % path)
 
+    def route_manager(self, vm, rest, req):
+        """/Managers/<vm>/...: the Manager, its VirtualMedia collection and members."""
+        if not rest:
+            self.only(req, "GET")
+            return Reply(200, vm.render_manager())
+        if rest == ["VirtualMedia"]:
+            self.only(req, "GET")
+            members = [{"@odata.id": vm.media_path(slot)} for slot in MEDIA_SLOTS]
+            return Reply(200, {
+                "@odata.id": vm.manager_path + "/VirtualMedia",
+                "@odata.type": "#VirtualMediaCollection.VirtualMediaCollection",
+                "Name": "Virtual Media Services",
+                "Members@odata.count": len(members),
+                "Members": members,
+            })
+        if len(rest) < 2 or rest[0] != "VirtualMedia" or rest[1] not in MEDIA_SLOTS:
+            return None
+        slot = rest[1]
+        if len(rest) == 2:
+            self.only(req, "GET", "PATCH")
+            if req.method == "PATCH":
+                return self.patch_media(vm, slot, req)
+            return Reply(200, vm.render_media(slot), [("ETag", vm.media_etag(slot))])
+        if rest[2:] == ["Actions", "VirtualMedia.InsertMedia"]:
+            self.only(req, "POST")
+            return self.insert_media(vm, slot, req)
+        if rest[2:] == ["Actions", "VirtualMedia.EjectMedia"]:
+            self.only(req, "POST")
+            body = self.json_body(req) if req.body.strip() else {}
+            if body:
+                raise RedfishError(400, "ActionParameterUnknown",
+                                   "The action VirtualMedia.EjectMedia takes no parameters "
+                                   "(got %s)." % ", ".join(sorted(body)))
+            vm.eject_media(slot)
+            return Reply(204)
+        return None
+
+    @staticmethod
+    def image_url(value, what):
+        """An Image value: an http(s) URL with a host, or RedfishError 400."""
+        if not isinstance(value, str):
+            raise RedfishError(400, "ActionParameterValueTypeError" if what == "action" else
+                               "PropertyValueTypeError",
+                               "The value for Image must be a string (an http or https URL).")
+        parts = urllib.parse.urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise RedfishError(400, "ActionParameterValueFormatError" if what == "action" else
+                               "PropertyValueFormatError",
+                               "The value %s for Image is not an http or https URL." % value)
+        return value
+
+    def start_insert(self, vm, slot, url, inserted, write_protected, user=None, password=None):
+        """A Deferred: download (request thread), then put the medium in (main thread)."""
+        dest = vm.media_file(slot) + ".new-" + secrets.token_hex(4)
+
+        def work():
+            download(url, dest, user, password)
+
+        def finish(result):
+            if isinstance(result, RedfishError):
+                raise result
+            final = vm.media_file(slot)
+            os.replace(dest, final)
+            vm.set_media(slot, url, final, inserted, write_protected)
+            return Reply(204)
+
+        return Deferred(work, finish)
+
+    def insert_media(self, vm, slot, req):
+        body = self.json_body(req)
+        if "Image" not in body:
+            raise RedfishError(400, "ActionParameterMissing",
+                               "The action VirtualMedia.InsertMedia requires the parameter Image "
+                               "to be present in the request body.")
+        url = self.image_url(body["Image"], "action")
+        flags = {"Inserted": True, "WriteProtected": True}
+        for key, value in body.items():
+            if key in flags:
+                if not isinstance(value, bool):
+                    raise RedfishError(400, "ActionParameterValueTypeError",
+                                       "The value for the parameter %s in the action "
+                                       "VirtualMedia.InsertMedia must be a boolean." % key)
+                flags[key] = value
+            elif key == "TransferProtocolType":
+                if value not in ("HTTP", "HTTPS"):
+                    raise RedfishError(400, "ActionParameterNotSupported",
+                                       "The parameter TransferProtocolType %s is not supported "
+                                       "(HTTP and HTTPS are)." % value)
+            elif key == "TransferMethod":
+                if value not in ("Stream", "Upload"):
+                    raise RedfishError(400, "ActionParameterValueNotInList",
+                                       "The value %s for the parameter TransferMethod is not in "
+                                       "the list of acceptable values." % value)
+            elif key in ("UserName", "Password"):
+                if not isinstance(value, str):
+                    raise RedfishError(400, "ActionParameterValueTypeError",
+                                       "The value for the parameter %s must be a string." % key)
+            elif key != "Image":
+                raise RedfishError(400, "ActionParameterUnknown",
+                                   "The action VirtualMedia.InsertMedia was submitted with the "
+                                   "invalid parameter %s." % key)
+        user = body.get("UserName") or None
+        return self.start_insert(vm, slot, url, flags["Inserted"], flags["WriteProtected"],
+                                 user, body.get("Password"))
+
+    def patch_media(self, vm, slot, req):
+        """PATCH {"Image": url|null|"", "Inserted": bool, "WriteProtected": bool}: what older
+        BMCs offer instead of the actions (sushy falls back to it)."""
+        if_match = req.headers.get("if-match")
+        if if_match is not None and if_match.strip() != "*" and \
+                vm.media_etag(slot) not in [t.strip() for t in if_match.split(",")]:
+            raise RedfishError(412, "PreconditionFailed",
+                               "The ETag supplied did not match the ETag required to change "
+                               "this resource.")
+        body = self.json_body(req)
+        m = vm.media[slot]
+        inserted, write_protected = None, m["write_protected"]
+        for key, value in body.items():
+            if key in ("Inserted", "WriteProtected"):
+                if not isinstance(value, bool):
+                    raise RedfishError(400, "PropertyValueTypeError",
+                                       "The value for the property %s must be a boolean." % key)
+                if key == "Inserted":
+                    inserted = value
+                else:
+                    write_protected = value
+            elif key in ("Image", "TransferProtocolType", "TransferMethod", "UserName",
+                         "Password"):
+                pass
+            else:
+                raise RedfishError(400, "PropertyNotWritable" if key in vm.render_media(slot)
+                                   else "PropertyUnknown",
+                                   "The property %s cannot be changed on a VirtualMedia "
+                                   "resource." % key)
+        if "Image" in body:
+            if body["Image"] in (None, ""):
+                if inserted:
+                    raise RedfishError(400, "PropertyValueConflict",
+                                       "Inserted true needs an Image.")
+                vm.eject_media(slot)
+                return Reply(204)
+            url = self.image_url(body["Image"], "property")
+            return self.start_insert(vm, slot, url, True if inserted is None else inserted,
+                                     write_protected, body.get("UserName") or None,
+                                     body.get("Password"))
+        if inserted is None and write_protected == m["write_protected"]:
+            return Reply(204)
+        if not m["image"]:
+            if inserted:
+                raise RedfishError(400, "PropertyValueConflict",
+                                   "No image is attached to %s: PATCH Image first." % slot)
+            return Reply(204)
+        vm.set_inserted(slot, m["inserted"] if inserted is None else inserted, write_protected)
+        return Reply(204)
+
     def create_session(self, req):
         body = self.json_body(req)
         user, password = body.get("UserName"), body.get("Password")
@@ -648,7 +1149,7 @@ class Service:
         if not isinstance(boot, dict):
             raise RedfishError(400, "PropertyValueTypeError",
                                "The property Boot must be an object.")
-        target, enabled = vm.boot_target, vm.boot_enabled
+        target, enabled, mode = vm.boot_target, vm.boot_enabled, vm.boot_mode
         for key, value in boot.items():
             if not isinstance(value, str):
                 raise RedfishError(400, "PropertyValueTypeError",
@@ -667,17 +1168,20 @@ class Service:
                                        "is not in the list of acceptable values." % value)
                 enabled = value
             elif key == "BootSourceOverrideMode":
-                if value != "Legacy":
+                if value not in BOOT_MODES:
                     raise RedfishError(400, "PropertyValueNotInList",
                                        "The value %s for the property BootSourceOverrideMode is "
-                                       "not in the list of acceptable values (the virtual "
-                                       "machines boot SeaBIOS: Legacy only)." % value)
+                                       "not in the list of acceptable values (Legacy: SeaBIOS, "
+                                       "UEFI: OVMF)." % value)
+                if value == "UEFI":
+                    vm.ovmf()  # 400 when OVMF is not installed
+                mode = value
             else:
                 raise RedfishError(400, "PropertyUnknown",
                                    "The property %s is not in the list of valid properties for "
                                    "the resource." % key)
-        vm.boot_target, vm.boot_enabled = target, enabled
-        log("%s: boot override %s %s" % (vm.name, target, enabled))
+        vm.boot_target, vm.boot_enabled, vm.boot_mode = target, enabled, mode
+        log("%s: boot override %s %s, mode %s" % (vm.name, target, enabled, mode))
         return Reply(204)
 
     def reset(self, vm, req):
@@ -763,6 +1267,12 @@ def make_handler(service, executor):
             req = Request(self.command, self.path.split("?", 1)[0], headers, body)
             try:
                 reply = executor.call(service.handle, req)
+                if isinstance(reply, Deferred):
+                    try:
+                        result = reply.work()  # on this request thread: the BMC stays free
+                    except RedfishError as e:
+                        result = e
+                    reply = executor.call(service.complete, reply, result)
             except RedfishError as e:
                 reply = Reply(e.status, error_body(e.status, e.message_id, e.message))
             except Exception as e:  # noqa: BLE001 - any bug becomes a Redfish 500
@@ -790,7 +1300,7 @@ def make_handler(service, executor):
 
 
 def parse_vm(text, opts):
-    spec = {"memory": 1024, "cpus": 1, "machine": "q35", "disks": [],
+    spec = {"memory": 1024, "cpus": 1, "machine": "q35", "disks": [], "firmware": "bios",
             "tftp": opts.tftp_dir, "bootfile": opts.bootfile, "mac": None, "name": None}
     for item in text.split(","):
         if "=" not in item:
@@ -812,9 +1322,15 @@ def parse_vm(text, opts):
             spec[key] = value
         elif key == "tftp":
             spec[key] = os.path.abspath(value)
+        elif key == "firmware":
+            if value not in ("bios", "uefi"):
+                raise ValueError("--vm %s: firmware must be bios or uefi, not %r" % (text, value))
+            if value == "uefi" and opts.ovmf is None:
+                raise ValueError("--vm %s: firmware=uefi: %s" % (text, opts.ovmf_missing))
+            spec[key] = value
         else:
             raise ValueError("--vm %s: unknown key %r (name, disks, mac, memory, cpus, machine, "
-                             "tftp, bootfile)" % (text, key))
+                             "tftp, bootfile, firmware)" % (text, key))
     if not spec["name"]:
         raise ValueError("--vm %s: name= is required" % text)
     if not spec["mac"]:
@@ -835,6 +1351,22 @@ def parse_vm(text, opts):
     return spec
 
 
+def find_ovmf(code, variables):
+    """(code, vars) of the OVMF firmware to use, or None and why not."""
+    if code or variables:
+        if not (code and variables):
+            return None, "--ovmf-code and --ovmf-vars go together"
+        for f in (code, variables):
+            if not os.path.isfile(f):
+                return None, "OVMF firmware file %s does not exist" % f
+        return (os.path.abspath(code), os.path.abspath(variables)), None
+    for pair in OVMF_PAIRS:
+        if all(os.path.isfile(f) for f in pair):
+            return pair, None
+    return None, ("the OVMF UEFI firmware is not installed (%s not found; Debian package ovmf)"
+                  % OVMF_PAIRS[0][0])
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free)")
@@ -842,7 +1374,7 @@ def parse_args(argv):
     ap.add_argument("--state-dir", required=True, help="QMP sockets, pid files, QEMU logs")
     ap.add_argument("--vm", action="append", default=[], required=True,
                     help="name=N,disks=A.qcow2:B.raw,mac=52:54:00:xx:xx:xx,memory=MiB"
-                         "[,cpus=1][,machine=q35][,tftp=DIR][,bootfile=F]")
+                         "[,cpus=1][,machine=q35][,tftp=DIR][,bootfile=F][,firmware=bios|uefi]")
     ap.add_argument("--tftp-dir", help="QEMU user-mode TFTP root")
     ap.add_argument("--bootfile", help="DHCP boot file name, relative to the TFTP root")
     ap.add_argument("--user", help="require these credentials (basic or session)")
@@ -853,7 +1385,12 @@ def parse_args(argv):
     ap.add_argument("--serial-log-dir", help="default: the state directory")
     ap.add_argument("--graceful-timeout", type=float, default=15.0,
                     help="seconds a GracefulShutdown/GracefulRestart waits for the guest")
+    ap.add_argument("--ovmf-code", help="OVMF code image for UEFI VMs (default: "
+                                        "/usr/share/OVMF/OVMF_CODE.fd or OVMF_CODE_4M.fd)")
+    ap.add_argument("--ovmf-vars", help="OVMF variable store template, copied per VM (default: "
+                                        "the OVMF_VARS file matching the code image)")
     opts = ap.parse_args(argv)
+    opts.ovmf, opts.ovmf_missing = find_ovmf(opts.ovmf_code, opts.ovmf_vars)
     opts.state_dir = os.path.abspath(opts.state_dir)
     opts.tftp_dir = os.path.abspath(opts.tftp_dir) if opts.tftp_dir else None
     opts.serial_log_dir = os.path.abspath(opts.serial_log_dir or opts.state_dir)
@@ -901,6 +1438,20 @@ def main(argv=None):
     for vm in vms:
         kill_stale(vm)
 
+    def remove_media_files():
+        # Media live in memory: downloaded copies (and interrupted downloads) are dropped.
+        for vm in vms:
+            for slot in MEDIA_SLOTS:
+                base = os.path.basename(vm.media_file(slot))
+                for entry in os.listdir(opts.state_dir):
+                    if entry == base or entry.startswith(base + "."):
+                        try:
+                            os.unlink(os.path.join(opts.state_dir, entry))
+                        except OSError:
+                            pass
+
+    remove_media_files()
+
     def stop_all():
         for vm in vms:
             try:
@@ -911,6 +1462,7 @@ def main(argv=None):
                     vm.proc.kill()
         if sock_dir != opts.state_dir:
             shutil.rmtree(sock_dir, ignore_errors=True)
+        remove_media_files()
 
     atexit.register(stop_all)
     executor = MainThreadExecutor()

@@ -6,10 +6,13 @@ emulated Redfish BMC, driven over HTTP the way kiln-server's redfish driver driv
     test_redfish_qemu_bmc.py [--kiln-server build/server/kiln-server] [--keep]
 
 Exit status 0 when every check passed, 1 otherwise, 77 (skipped) when qemu-system-x86_64 or
-qemu-img is not installed. The last line reads "N passed, N failed".
+qemu-img is not installed. The last line reads "N passed, N failed, N skipped" (a check is
+skipped when a package it needs is missing: the UEFI boot without OVMF).
 """
 import argparse
 import base64
+import functools
+import http.server
 import json
 import os
 import re
@@ -18,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import urllib.error
@@ -29,7 +33,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import redfish_qemu_bmc  # noqa: E402
 
-from e2e_checks import pid_alive, results, serial_text, step, wait_until  # noqa: E402,F401
+from e2e_checks import pid_alive, results, serial_text, skip, step, wait_until  # noqa: E402,F401
 
 EMULATOR = os.path.join(HERE, "redfish_qemu_bmc.py")
 PYTHON = "/usr/bin/python3"
@@ -38,15 +42,65 @@ MAC = "52:54:00:4b:69:01"
 MARKER = "KILN-BMC-E2E-PXE-MARKER"
 SYSTEM = "/redfish/v1/Systems/vm1"
 RESET = SYSTEM + "/Actions/ComputerSystem.Reset"
+MANAGER = "/redfish/v1/Managers/vm1"
+CD = MANAGER + "/VirtualMedia/Cd"
+FLOPPY = MANAGER + "/VirtualMedia/Floppy"
+INSERT = "/Actions/VirtualMedia.InsertMedia"
+EJECT = "/Actions/VirtualMedia.EjectMedia"
+ISO_BYTES = b"KILN-E2E-ISO" * 40000  # any bytes: QEMU takes a raw file as a CD medium
 
 
+class MediaServer:
+    """The image server virtual media download from: http.server on 127.0.0.1, a thread."""
+
+    def __init__(self, directory):
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(Quiet, directory=directory))
+        self.httpd.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
 
 
+def block(qmp_socket, drive):
+    """QMP query-block's entry for a drive (its "inserted" is there while a medium is)."""
+    for b in redfish_qemu_bmc.qmp(qmp_socket, "query-block"):
+        if b["device"] == drive:
+            return b
+    raise AssertionError("no drive %s in query-block" % drive)
 
 
+def drive_arg(args, drive_id):
+    """The -drive value with id=drive_id."""
+    for i, a in enumerate(args[:-1]):
+        if a == "-drive" and ("id=%s," % drive_id in args[i + 1] + "," or
+                              args[i + 1].startswith("id=%s," % drive_id)):
+            return args[i + 1]
+    raise AssertionError("no -drive id=%s in %s" % (drive_id, args))
 
 
+def device_arg(args, dev_id):
+    for i, a in enumerate(args[:-1]):
+        if a == "-device" and ",id=%s," % dev_id in args[i + 1] + ",":
+            return args[i + 1]
+    raise AssertionError("no -device id=%s in %s" % (dev_id, args))
 
+
+def bootindex(args, dev_id):
+    m = re.search(r",bootindex=(\d+)", device_arg(args, dev_id))
+    return int(m.group(1)) if m else None
+
+
+def first_boot_device_any(segment):
+    m = re.search(r"Booting from (ROM|Hard Disk|DVD/CD)", segment)
+    return m.group(1) if m else None
 def cmdline(pid):
     with open("/proc/%d/cmdline" % pid, "rb") as f:
         return [a.decode() for a in f.read().split(b"\0") if a]
@@ -71,7 +125,7 @@ def qemu_pids_for(state_dir):
 class Bmc:
     """One emulator process and a small Redfish client (urllib, basic auth by default)."""
 
-    def __init__(self, workdir, state_dir, extra=()):
+    def __init__(self, workdir, state_dir, extra=(), vm_extra=""):
         self.workdir = workdir
         self.state_dir = state_dir
         portfile = os.path.join(workdir, "bmc.port")
@@ -81,7 +135,7 @@ class Bmc:
         disks = ":".join(os.path.join(workdir, "disk%d.qcow2" % i) for i in range(3))
         self.proc = subprocess.Popen(
             [PYTHON, EMULATOR, "--port", "0", "--port-file", portfile, "--state-dir", state_dir,
-             "--vm", "name=vm1,disks=%s,mac=%s,memory=256" % (disks, MAC),
+             "--vm", "name=vm1,disks=%s,mac=%s,memory=256%s" % (disks, MAC, vm_extra),
              "--tftp-dir", os.path.join(workdir, "tftp"), "--bootfile", "boot.ipxe",
              "--user", USER, "--password", PASSWORD, "--graceful-timeout", "2",
              "--serial-log-dir", os.path.join(workdir, "serial")] + list(extra),
@@ -334,6 +388,179 @@ def run_emulator_checks(workdir, state_dir):
             assert status == 204, (status, body)
             assert bmc.system()["PowerState"] == "Off" and qemu_pids_for(state_dir) == []
 
+        media = MediaServer(os.path.join(workdir, "www"))
+        iso_url = media.url + "/boot.iso"
+
+        def get(path):
+            status, body, _ = bmc.request("GET", path)
+            assert status == 200, (path, status, body)
+            return body
+
+        def qmp_socket():
+            return bmc.system()["Oem"]["KilnQemuBmc"]["QmpSocket"]
+
+        def managers_and_virtual_media():
+            root = get("/redfish/v1/")
+            assert root["Managers"]["@odata.id"] == "/redfish/v1/Managers", root
+            managers = get("/redfish/v1/Managers")
+            assert [m["@odata.id"] for m in managers["Members"]] == [MANAGER], managers
+            assert bmc.system()["Links"]["ManagedBy"] == [{"@odata.id": MANAGER}]
+            manager = get(MANAGER)
+            assert manager["ManagerType"] == "BMC", manager
+            assert manager["Links"]["ManagerForServers"] == [{"@odata.id": SYSTEM}], manager
+            collection = get(manager["VirtualMedia"]["@odata.id"])
+            assert [m["@odata.id"] for m in collection["Members"]] == [CD, FLOPPY], collection
+            cd, floppy = get(CD), get(FLOPPY)
+            assert cd["MediaTypes"] == ["CD", "DVD"], cd
+            assert floppy["MediaTypes"] == ["Floppy", "USBStick"], floppy
+            for vmedia, path in ((cd, CD), (floppy, FLOPPY)):
+                assert (vmedia["Image"], vmedia["ImageName"], vmedia["Inserted"],
+                        vmedia["ConnectedVia"]) == ("", "", False, "NotConnected"), vmedia
+                assert isinstance(vmedia["WriteProtected"], bool), vmedia
+                assert vmedia["Actions"]["#VirtualMedia.InsertMedia"]["target"] == path + INSERT
+                assert vmedia["Actions"]["#VirtualMedia.EjectMedia"]["target"] == path + EJECT
+            assert "Cd" in bmc.system()["Boot"]["BootSourceOverrideTarget@Redfish.AllowableValues"]
+
+        def insert_media_into_running_vm():
+            bmc.reset("On")
+            sock = qmp_socket()
+            args = cmdline(bmc.system()["Oem"]["KilnQemuBmc"]["Pid"])
+            assert "media=cdrom" in drive_arg(args, "cd0") and \
+                "file=" not in drive_arg(args, "cd0"), args  # every VM has an empty CD
+            assert device_arg(args, "cd0dev").startswith("ide-cd,drive=cd0,"), args
+            assert "inserted" not in block(sock, "cd0"), block(sock, "cd0")
+            status, body, _ = bmc.request("POST", CD + INSERT, {"Image": iso_url})
+            assert status == 204, (status, body)
+            cd = get(CD)
+            assert (cd["Image"], cd["ImageName"], cd["Inserted"], cd["WriteProtected"],
+                    cd["ConnectedVia"]) == (iso_url, "boot.iso", True, True, "URI"), cd
+            path = ctx["cd_file"] = cd["Oem"]["KilnQemuBmc"]["File"]
+            assert os.path.dirname(path) == state_dir, path
+            with open(path, "rb") as f:
+                assert f.read() == ISO_BYTES
+            inserted = block(sock, "cd0")["inserted"]
+            assert inserted["file"] == path and inserted["ro"] is True, inserted
+
+        def eject_media():
+            status, body, _ = bmc.request("POST", CD + EJECT, {})
+            assert status == 204, (status, body)
+            cd = get(CD)
+            assert (cd["Image"], cd["Inserted"], cd["ConnectedVia"]) == \
+                ("", False, "NotConnected"), cd
+            assert "inserted" not in block(qmp_socket(), "cd0")
+            assert not os.path.exists(ctx["cd_file"])
+            status, body, _ = bmc.request("POST", CD + EJECT, {})  # nothing in: still fine
+            assert status == 204, (status, body)
+
+        def patch_fallback_and_usb_stick():
+            sock = qmp_socket()
+            status, _, headers = bmc.request("GET", CD)
+            status, body, _ = bmc.request("PATCH", CD, {"Image": iso_url, "Inserted": True},
+                                          headers={"If-Match": headers["ETag"]})
+            assert status == 204, (status, body)
+            cd = get(CD)
+            assert cd["Inserted"] is True and cd["Image"] == iso_url, cd
+            assert block(sock, "cd0")["inserted"]["file"] == cd["Oem"]["KilnQemuBmc"]["File"]
+            status, body, _ = bmc.request("PATCH", CD, {"Image": None, "Inserted": False})
+            assert status == 204, (status, body)
+            assert get(CD)["Inserted"] is False and "inserted" not in block(sock, "cd0")
+            # The Floppy slot is a USB stick, hot-plugged at the first insertion.
+            status, body, _ = bmc.request("POST", FLOPPY + INSERT, {
+                "Image": iso_url, "Inserted": True, "WriteProtected": False,
+                "TransferProtocolType": "HTTP"})
+            assert status == 204, (status, body)
+            floppy = get(FLOPPY)
+            assert floppy["Inserted"] is True and floppy["WriteProtected"] is False, floppy
+            inserted = block(sock, "fd0")["inserted"]
+            assert inserted["file"] == floppy["Oem"]["KilnQemuBmc"]["File"], inserted
+            assert inserted["ro"] is False, inserted
+            status, body, _ = bmc.request("POST", FLOPPY + EJECT, {})
+            assert status == 204, (status, body)
+            assert "inserted" not in block(sock, "fd0") and get(FLOPPY)["Image"] == ""
+
+        def virtual_media_errors():
+            status, body, _ = bmc.request("POST", CD + INSERT, {"Image": media.url + "/nope.iso"})
+            assert status == 400, (status, body)
+            message = body["error"]["@Message.ExtendedInfo"][0]["Message"]
+            assert "HTTP 404" in message and "/nope.iso" in message, message
+            status, body, _ = bmc.request("POST", CD + INSERT, {"Image": "ftp://x/boot.iso"})
+            assert status == 400, (status, body)
+            status, body, _ = bmc.request("POST", CD + INSERT, {"Inserted": True})
+            assert status == 400 and redfish_message_id(body) == "Base.1.8.ActionParameterMissing"
+            status, body, _ = bmc.request("POST", CD + INSERT, {"Image": iso_url, "Bogus": 1})
+            assert status == 400 and redfish_message_id(body) == "Base.1.8.ActionParameterUnknown"
+            status, body, _ = bmc.request("POST", CD + INSERT, {"Image": iso_url,
+                                                                "Inserted": "yes"})
+            assert status == 400, (status, body)
+            status, body, _ = bmc.request("GET", MANAGER + "/VirtualMedia/Usb")
+            assert status == 404 and redfish_message_id(body) == "Base.1.8.ResourceMissingAtURI"
+            status, body, _ = bmc.request("GET", CD + INSERT)
+            assert status == 405, (status, body)
+            status, body, _ = bmc.request("DELETE", CD)
+            assert status == 405, (status, body)
+            status, body, _ = bmc.request("PATCH", CD, {"Inserted": True})  # no image
+            assert status == 400, (status, body)
+            assert get(CD)["Inserted"] is False and "inserted" not in block(qmp_socket(), "cd0")
+
+        def cd_boot_override():
+            # Media inserted while off goes into the CD at start (file=); Cd Once boots it first.
+            bmc.reset("ForceOff")
+            status, body, _ = bmc.request("POST", CD + INSERT, {"Image": iso_url})
+            assert status == 204, (status, body)
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once"}})
+            assert status == 204, (status, body)
+            bmc.reset("On")
+            s = bmc.system()
+            args = cmdline(s["Oem"]["KilnQemuBmc"]["Pid"])
+            assert boot_arg(args) == "once=d,order=cn", args
+            path = get(CD)["Oem"]["KilnQemuBmc"]["File"]
+            assert "file=%s" % path in drive_arg(args, "cd0"), drive_arg(args, "cd0")
+            assert block(s["Oem"]["KilnQemuBmc"]["QmpSocket"], "cd0")["inserted"]["file"] == path
+            assert s["Boot"]["BootSourceOverrideEnabled"] == "Disabled", s["Boot"]
+            seg = wait_until("a boot attempt after On with Cd Once",
+                             lambda: (lambda t: t if first_boot_device_any(t) else None)(
+                                 serial_segment(serial_log, "On")), 60, 0.3)
+            assert first_boot_device_any(seg) == "DVD/CD", seg[:2000]
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Continuous"}})
+            assert status == 204, (status, body)
+            bmc.reset("ForceRestart")
+            args = cmdline(bmc.system()["Oem"]["KilnQemuBmc"]["Pid"])
+            assert boot_arg(args) == "order=dcn", args
+            assert "file=%s" % path in drive_arg(args, "cd0"), args
+            status, body, _ = bmc.request("POST", CD + EJECT, {})
+            assert status == 204, (status, body)
+            bmc.reset("ForceOff")
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "None", "BootSourceOverrideEnabled": "Disabled"}})
+            assert status == 204, (status, body)
+
+        def uefi_refused_without_ovmf():
+            boot = bmc.system()["Boot"]
+            assert boot["BootSourceOverrideMode"] == "Legacy", boot
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideMode": "Bogus"}})
+            assert status == 400 and redfish_message_id(body) == "Base.1.8.PropertyValueNotInList"
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideMode": "Legacy"}})
+            assert status == 204, (status, body)
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideMode": "UEFI"}})
+            if ovmf_installed():
+                # Accepted: the refusal cannot be seen here. Back to Legacy.
+                assert status == 204, (status, body)
+                assert bmc.system()["Boot"]["BootSourceOverrideMode"] == "UEFI"
+                status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                    "BootSourceOverrideMode": "Legacy"}})
+                assert status == 204, (status, body)
+                return
+            assert boot["BootSourceOverrideMode@Redfish.AllowableValues"] == ["Legacy"], boot
+            assert status == 400, (status, body)
+            message = body["error"]["@Message.ExtendedInfo"][0]["Message"]
+            assert "OVMF" in message, message
+            assert bmc.system()["Boot"]["BootSourceOverrideMode"] == "Legacy"
+
         def sigterm_stops_vms():
             bmc.reset("On")
             pid = bmc.system()["Oem"]["KilnQemuBmc"]["Pid"]
@@ -357,10 +584,22 @@ def run_emulator_checks(workdir, state_dir):
                          ("a guest power-off shows Off", guest_poweroff_shows_off),
                          ("On, ForceOff, idempotent resets", on_then_force_off),
                          ("Redfish errors: 400, 404, 412", errors),
+                         ("Managers and VirtualMedia resources", managers_and_virtual_media),
+                         ("InsertMedia into a running VM changes its CD (QMP)",
+                          insert_media_into_running_vm),
+                         ("EjectMedia empties the CD and deletes the download", eject_media),
+                         ("PATCH Image/Inserted fallback; Floppy as a hot-plugged USB stick",
+                          patch_fallback_and_usb_stick),
+                         ("virtual media errors: bad URL 400 with the HTTP status, 404, 405",
+                          virtual_media_errors),
+                         ("Cd boot override: -boot once=d / order=dcn, media attached at start",
+                          cd_boot_override),
+                         ("UEFI mode without OVMF is refused (400)", uefi_refused_without_ovmf),
                          ("SIGTERM stops the emulator and its VMs", sigterm_stops_vms)]:
             step(name, fn)
     finally:
         bmc.stop()
+        media.stop()
 
     def sigkill_leaves_no_qemu():
         # The emulator dies without cleaning up: the kernel kills its QEMU (PR_SET_PDEATHSIG).
@@ -375,6 +614,125 @@ def run_emulator_checks(workdir, state_dir):
         assert qemu_pids_for(state_dir) == []
 
     step("SIGKILL of the emulator leaves no QEMU behind", sigkill_leaves_no_qemu)
+
+
+def ovmf_installed():
+    return redfish_qemu_bmc.find_ovmf(None, None)[0] is not None
+
+
+def run_uefi_checks(workdir, state_dir):
+    """UEFI plumbing with a stand-in firmware (HLT bytes: QEMU runs, the CPU halts at the reset
+    vector), then, when OVMF is installed, a real UEFI network boot."""
+    fake = os.path.join(workdir, "fake-ovmf")
+    os.makedirs(fake)
+    code, template = os.path.join(fake, "CODE.fd"), os.path.join(fake, "VARS.fd")
+    with open(code, "wb") as f:
+        f.write(b"\xf4" * (1 << 20))
+    with open(template, "wb") as f:
+        f.write(b"\xff" * (128 << 10))
+    bmc = Bmc(workdir, state_dir, ["--ovmf-code", code, "--ovmf-vars", template],
+              vm_extra=",firmware=uefi")
+    vars_copy = os.path.join(state_dir, "vm1.OVMF_VARS.fd")
+    try:
+        def uefi_reported():
+            boot = bmc.system()["Boot"]
+            assert boot["BootSourceOverrideMode"] == "UEFI", boot
+            assert boot["BootSourceOverrideMode@Redfish.AllowableValues"] == ["Legacy", "UEFI"]
+            assert not os.path.exists(vars_copy)  # made at the first start
+
+        def uefi_pxe_once_command_line():
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "Pxe", "BootSourceOverrideEnabled": "Once"}})
+            assert status == 204, (status, body)
+            bmc.reset("On")
+            s = bmc.system()
+            oem = s["Oem"]["KilnQemuBmc"]
+            args = cmdline(oem["Pid"])
+            assert "-boot" not in args, args  # OVMF ignores it: bootindex instead
+            assert "if=pflash,format=raw,unit=0,readonly=on,file=%s" % code in args, args
+            assert "if=pflash,format=raw,unit=1,file=%s" % vars_copy in args, args
+            with open(vars_copy, "rb") as f, open(template, "rb") as g:
+                assert f.read() == g.read()
+            assert oem["UefiVars"] == vars_copy, oem
+            order = [bootindex(args, d) for d in ("nic0", "vblk0", "vblk1", "vblk2", "cd0dev")]
+            assert order == [0, 1, 2, 3, 4], (order, args)
+            assert s["Boot"]["BootSourceOverrideEnabled"] == "Disabled", s["Boot"]
+            # Once: the normal order (disks, NIC, CD) is set back for the guest's next reset.
+            now = [redfish_qemu_bmc.qmp(oem["QmpSocket"], "qom-get", {
+                "path": "/machine/peripheral/" + d, "property": "bootindex"})
+                for d in ("vblk0", "vblk1", "vblk2", "nic0", "cd0dev")]
+            assert now == [100, 101, 102, 103, 104], now
+
+        def uefi_vars_kept_cd_first():
+            bmc.reset("ForceOff")
+            with open(vars_copy, "r+b") as f:  # as if the firmware had saved a boot entry
+                f.write(b"KILN")
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Continuous"}})
+            assert status == 204, (status, body)
+            bmc.reset("On")
+            args = cmdline(bmc.system()["Oem"]["KilnQemuBmc"]["Pid"])
+            with open(vars_copy, "rb") as f:
+                assert f.read(4) == b"KILN"
+            assert bootindex(args, "cd0dev") == 0 and bootindex(args, "nic0") == 4, args
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "Hdd"}})
+            assert status == 204, (status, body)
+            bmc.reset("ForceRestart")
+            args = cmdline(bmc.system()["Oem"]["KilnQemuBmc"]["Pid"])
+            assert bootindex(args, "vblk0") == 0 and bootindex(args, "nic0") == 3, args
+
+        def back_to_legacy():
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideMode": "Legacy", "BootSourceOverrideTarget": "Pxe"}})
+            assert status == 204, (status, body)
+            bmc.reset("ForceRestart")
+            s = bmc.system()
+            args = cmdline(s["Oem"]["KilnQemuBmc"]["Pid"])
+            assert s["Boot"]["BootSourceOverrideMode"] == "Legacy", s["Boot"]
+            assert boot_arg(args) == "order=nc" and "if=pflash" not in " ".join(args), args
+            assert bootindex(args, "nic0") is None, args
+            bmc.reset("ForceOff")
+
+        for name, fn in [("firmware=uefi: BootSourceOverrideMode UEFI", uefi_reported),
+                         ("UEFI Pxe Once: OVMF pflash, per-VM vars, bootindex, normal order "
+                          "restored", uefi_pxe_once_command_line),
+                         ("UEFI vars kept across power cycles; Cd/Hdd first by bootindex",
+                          uefi_vars_kept_cd_first),
+                         ("UEFI back to Legacy: -boot, no pflash", back_to_legacy)]:
+            step(name, fn)
+    finally:
+        bmc.stop()
+
+    name = "UEFI PXE boot with the installed OVMF"
+    if not ovmf_installed():
+        skip(name, "OVMF is not installed (Debian package ovmf, %s)"
+             % redfish_qemu_bmc.OVMF_PAIRS[0][0])
+        return
+    real_state = state_dir + "-ovmf"
+    bmc = Bmc(workdir, real_state, vm_extra=",firmware=uefi")
+    try:
+        def uefi_pxe_boot():
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "Pxe", "BootSourceOverrideEnabled": "Once"}})
+            assert status == 204, (status, body)
+            bmc.reset("On")
+            log = os.path.join(workdir, "serial", "vm1.serial.log")
+
+            def first_attempt():
+                seg = serial_segment(log, "On")
+                m = re.search(r'BdsDxe: loading Boot\w+ "([^"]*)"|>>Start (PXE)', seg)
+                return m and (m.group(1) or m.group(2))
+
+            first = wait_until("OVMF's first boot attempt on the console", first_attempt, 180,
+                               0.5)
+            assert "PXE" in first, first
+            assert os.path.exists(os.path.join(real_state, "vm1.OVMF_VARS.fd"))
+            bmc.reset("ForceOff")
+
+        step(name, uefi_pxe_boot)
+    finally:
+        bmc.stop()
 
 
 def run_kiln_checks(workdir, state_dir, kiln_server):
@@ -479,6 +837,9 @@ def main():
     workdir = tempfile.mkdtemp(prefix="kiln-bmc-e2e-")
     try:
         os.makedirs(os.path.join(workdir, "tftp"))
+        os.makedirs(os.path.join(workdir, "www"))
+        with open(os.path.join(workdir, "www", "boot.iso"), "wb") as f:
+            f.write(ISO_BYTES)
         with open(os.path.join(workdir, "tftp", "boot.ipxe"), "w") as f:
             f.write("#!ipxe\necho %s\n" % MARKER)
         for i in range(3):
@@ -486,6 +847,7 @@ def main():
                             os.path.join(workdir, "disk%d.qcow2" % i), "16M"],
                            check=True, timeout=30)
         run_emulator_checks(workdir, os.path.join(workdir, "state"))
+        run_uefi_checks(workdir, os.path.join(workdir, "state-uefi"))
         if args.kiln_server:
             if os.path.exists(args.kiln_server):
                 run_kiln_checks(workdir, os.path.join(workdir, "state-kiln"), args.kiln_server)
@@ -507,7 +869,8 @@ def main():
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     print("took %.1f s" % (time.monotonic() - started))
-    print("%d passed, %d failed" % (results["passed"], results["failed"]))
+    print("%d passed, %d failed, %d skipped" % (results["passed"], results["failed"],
+                                                results["skipped"]))
     return 1 if results["failed"] else 0
 
 
