@@ -43,6 +43,8 @@ Result<void> validateCleanSteps(const json& steps) {
     if (s.contains("args") && !s["args"].is_object()) {
       return invalid(prefix + maskedRepr(s["args"]) + " is not of type 'object'");
     }
+    // A bad raid_config (device hints included) is refused now, not when the step runs.
+    KILN_TRY_VOID(validateStepArgs(s["interface"], s.value("args", json::object())));
   }
   return {};
 }

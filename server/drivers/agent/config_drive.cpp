@@ -1,9 +1,5 @@
 #include "server/drivers/agent/config_drive.h"
 
-#include <zlib.h>
-
-#include <openssl/evp.h>
-
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -15,6 +11,9 @@
 #include <system_error>
 
 #include <nlohmann/json.hpp>
+
+#include "shared/core/base64.h"
+#include "shared/core/gzip.h"
 
 namespace kiln::server {
 namespace {
@@ -74,33 +73,6 @@ Result<void> writeFile(const fs::path& path, const std::string& content) {
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
   if (!out.flush()) return internalError("cannot write " + path.string() + " for the config drive");
   return {};
-}
-
-Result<std::string> gzipBytes(const std::string& data) {
-  z_stream zs{};
-  // 15 window bits + 16: a gzip header and trailer (what Python's gzip module writes).
-  if (deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    return internalError("cannot start gzip compression of the config drive");
-  }
-  std::string out(deflateBound(&zs, static_cast<uLong>(data.size())) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  if (rc != Z_STREAM_END) return internalError("gzip compression of the config drive failed");
-  return out;
-}
-
-std::string base64(const std::string& data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(data.data()),
-                                static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
 }
 
 bool present(const json& cd, const char* key) {
@@ -212,7 +184,7 @@ Result<std::string> buildConfigDrive(CommandRunner& runner, const json& configdr
     return invalid("The config drive of node " + nodeUuid + " is larger than " +
                    std::to_string(kMaxConfigDriveImageBytes / (1024 * 1024)) + " MiB");
   }
-  return base64(KILN_TRY(gzipBytes(image)));
+  return base64Encode(KILN_TRY(gzipCompress(image, 9)));
 }
 
 }  // namespace kiln::server

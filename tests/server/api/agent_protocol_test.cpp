@@ -3,15 +3,15 @@
 // and agent RAID, driven by a scripted agent.
 #include <catch2/catch.hpp>
 
-#include <openssl/evp.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 
+#include "shared/core/base64.h"
+#include "shared/core/gzip.h"
 #include "tests/support/protocol_golden.h"
 #include "tests/support/test_api.h"
 
@@ -284,24 +284,11 @@ namespace {
 
 /// base64 -> gunzip of a config drive handed to write_image.
 std::string configDriveImage(const std::string& text) {
-  std::string bytes(text.size(), '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(bytes.data()),
-                                reinterpret_cast<const unsigned char*>(text.data()),
-                                static_cast<int>(text.size()));
-  REQUIRE(n >= 0);
-  bytes.resize(static_cast<size_t>(n) - (text.ends_with("==") ? 2 : text.ends_with("=") ? 1 : 0));
-  z_stream zs{};
-  REQUIRE(inflateInit2(&zs, 15 + 16) == Z_OK);
-  std::string out(8 << 20, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(bytes.data());
-  zs.avail_in = static_cast<uInt>(bytes.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int rc = inflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  inflateEnd(&zs);
-  REQUIRE(rc == Z_STREAM_END);
-  return out;
+  auto bytes = kiln::base64Decode(text);
+  REQUIRE(bytes);
+  auto image = kiln::gunzip(*bytes, 8 << 20);
+  REQUIRE(image);
+  return *image;
 }
 
 }  // namespace

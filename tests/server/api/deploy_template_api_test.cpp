@@ -157,3 +157,26 @@ TEST_CASE("template RAID steps with invalid physical_disks hints are a 400 that 
   CHECK_THAT(api.post("/v1/deploy_templates", {{"name", "CUSTOM_X"}, {"steps", {notRaid}}}).fault(),
              Catch::StartsWith("RAID config validation error"));
 }
+
+TEST_CASE("manual clean_steps and deploy_steps with invalid RAID hints are a 400 that changes "
+          "nothing",
+          "[server][api][templates]") {
+  TestApi api;
+  api.createNode({{"name", "n1"}});
+  REQUIRE(api.provision("n1", "manage").status == 202);
+  Json bad = raidStep();
+  bad.erase("priority");
+  bad["args"]["raid_config"]["logical_disks"][0]["physical_disks"] =
+      Json::parse(R"([{"size": "huge"}, {"name": "/dev/vdb"}])");
+  auto r = api.provision("n1", "clean", {{"clean_steps", {bad}}});
+  CHECK(r.status == 400);
+  CHECK_THAT(r.fault(), Catch::Contains("Device hint \"size\" is not an integer value"));
+  CHECK(api.get("/v1/nodes/n1").json()["provision_state"] == "manageable");
+
+  REQUIRE(api.provision("n1", "provide").status == 202);
+  bad["priority"] = 10;
+  auto d = api.provision("n1", "active", {{"deploy_steps", {bad}}});
+  CHECK(d.status == 400);
+  CHECK_THAT(d.fault(), Catch::Contains("Device hint \"size\" is not an integer value"));
+  CHECK(api.get("/v1/nodes/n1").json()["provision_state"] == "available");
+}
