@@ -1,31 +1,16 @@
 #include "server/drivers/boot_mode.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include <nlohmann/json.hpp>
 
 #include "server/config.h"
 #include "server/model/node.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
 namespace {
 
 using nlohmann::json;
-
-std::string trimmed(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t");
-  return std::string(text.substr(first, last - first + 1));
-}
-
-std::string lowered(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 std::optional<std::string> stringValue(const json& object, std::string_view key) {
   if (!object.is_object()) return std::nullopt;
@@ -52,8 +37,8 @@ std::optional<std::string> nodeCapability(const json& properties, std::string_vi
     // "key:value" with both parts non-empty and exactly one colon, as Ironic splits it.
     if (colon != std::string_view::npos && colon > 0 && colon + 1 < item.size() &&
         item.find(':', colon + 1) == std::string_view::npos &&
-        trimmed(item.substr(0, colon)) == key) {
-      return trimmed(item.substr(colon + 1));
+        trim(item.substr(0, colon)) == key) {
+      return trim(item.substr(colon + 1));
     }
     pos = comma + 1;
   }
@@ -76,7 +61,7 @@ Result<json> instanceCapabilities(const TaskContext& task) {
 
 Result<std::optional<std::string>> requestedBootMode(const TaskContext& task) {
   const json caps = KILN_TRY(instanceCapabilities(task));
-  if (auto secure = stringValue(caps, "secure_boot"); secure && lowered(*secure) == "true") {
+  if (auto secure = stringValue(caps, "secure_boot"); secure && asciiLower(*secure) == "true") {
     return std::optional<std::string>(std::string(kBootModeUefi));
   }
   const auto capMode = nodeCapability(objectField(task.node, kNodeProperties), "boot_mode");
@@ -85,10 +70,10 @@ Result<std::optional<std::string>> requestedBootMode(const TaskContext& task) {
   if (!mode) mode = capMode;
   if (!mode) mode = stringValue(task.internalInfo, "deploy_boot_mode");
   if (!mode) return std::optional<std::string>();
-  *mode = lowered(*mode);
-  if (capMode && lowered(*capMode) != *mode) {
+  *mode = asciiLower(*mode);
+  if (capMode && asciiLower(*capMode) != *mode) {
     return invalid("Node " + task.uuid() + " boot mode " + *mode +
-                   " violates node properties/capabilities " + lowered(*capMode));
+                   " violates node properties/capabilities " + asciiLower(*capMode));
   }
   if (*mode != kBootModeUefi && *mode != kBootModeBios) {
     return invalid("Invalid or unsupported boot mode '" + *mode + "' for node " + task.uuid() +

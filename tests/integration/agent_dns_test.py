@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from agent_integration_test import ImageServer, sha256_file, set_image, patch
+from agent_integration_test import ImageServer, make_image_and_disk, set_image, patch, sha256_file
 from kiln_process import KilnServer, print_log_tails, stop_process
 
 MAC = "52:54:00:64:6e:73"
@@ -138,16 +138,7 @@ def main():
         sys.exit(77)
 
     with tempfile.TemporaryDirectory(prefix="kiln-agent-dns-") as work:
-        images = os.path.join(work, "images")
-        os.mkdir(images)
-        raw = os.path.join(images, "disk.raw")
-        with open(raw, "wb") as f:
-            f.write(os.urandom(IMAGE_BYTES))
-        subprocess.run(["sgdisk", "-n", "1:2048:+4M", "-c", "1:root", raw], check=True, capture_output=True)
-        raw_sum = sha256_file(raw)
-        disk = os.path.join(work, "disk.img")
-        with open(disk, "wb") as f:
-            f.truncate(DISK_BYTES)
+        images, raw_sum, disk = make_image_and_disk(work, IMAGE_BYTES, DISK_BYTES)
 
         dns = Dnsmasq(dnsmasq_bin, work)
         images_http = ImageServer(images)

@@ -97,6 +97,21 @@ def sha256_file(path, length=None):
     return h.hexdigest()
 
 
+def make_image_and_disk(work, image_bytes, disk_bytes):
+    """images/disk.raw (random bytes with a GPT holding one 4 MiB partition) under `work`, and
+    an empty disk file: (images directory, the image's sha256, the disk file's path)."""
+    images = os.path.join(work, "images")
+    os.mkdir(images)
+    raw = os.path.join(images, "disk.raw")
+    with open(raw, "wb") as f:
+        f.write(os.urandom(image_bytes))
+    subprocess.run(["sgdisk", "-n", "1:2048:+4M", "-c", "1:root", raw], check=True, capture_output=True)
+    disk = os.path.join(work, "disk.img")
+    with open(disk, "wb") as f:
+        f.truncate(disk_bytes)
+    return images, sha256_file(raw), disk
+
+
 def patch(server, ident, ops):
     status, body = server.call("PATCH", "/v1/nodes/%s" % ident, ops)
     assert status == 200, (status, body)

@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True
-from agent_integration_test import AgentProcess, ImageServer, set_image, sha256_file  # noqa: E402
+from agent_integration_test import AgentProcess, ImageServer, make_image_and_disk, set_image  # noqa: E402
 from kiln_process import KilnServer, print_log_tails  # noqa: E402
 
 DISK_BYTES = 96 << 20
@@ -106,16 +106,7 @@ def main():
         return 77
 
     with tempfile.TemporaryDirectory(prefix="kiln-configdrive-") as work:
-        images = os.path.join(work, "images")
-        os.mkdir(images)
-        raw = os.path.join(images, "disk.raw")
-        with open(raw, "wb") as f:
-            f.write(os.urandom(IMAGE_BYTES))
-        subprocess.run(["sgdisk", "-n", "1:2048:+4M", "-c", "1:root", raw], check=True, capture_output=True)
-        raw_sum = sha256_file(raw)
-        disk = os.path.join(work, "disk.img")
-        with open(disk, "wb") as f:
-            f.truncate(DISK_BYTES)
+        images, raw_sum, disk = make_image_and_disk(work, IMAGE_BYTES, DISK_BYTES)
 
         images_http = ImageServer(images)
         server = KilnServer(args.server, work,

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 #include "server/drivers/boot_mode.h"
 #include "server/model/node.h"
+#include "shared/core/strings.h"
 
 namespace kiln::server {
 namespace {
@@ -393,11 +393,9 @@ Result<std::string> uefiBootDeviceCode(const TaskContext& task, std::string_view
   if (device == "disk") {
     const json properties = objectField(task.node, kNodeProperties);
     auto vendor = properties.find("vendor");
-    if (vendor != properties.end() && vendor->is_string()) {
-      std::string v = vendor->get<std::string>();
-      std::transform(v.begin(), v.end(), v.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (v == "supermicro") return std::string("0x24");
+    if (vendor != properties.end() && vendor->is_string() &&
+        equalsIgnoreCase(vendor->get_ref<const std::string&>(), "supermicro")) {
+      return std::string("0x24");
     }
     return std::string("0x08");
   }
