@@ -50,6 +50,23 @@ void createNode(TestApi& api, const std::string& bootInterface, Json driverInfo)
   REQUIRE(api.post("/v1/ports", {{"address", kMac}, {"node_uuid", created["uuid"]}}).status == 201);
 }
 
+/// Agent images and a TFTP root in a temporary directory, for the pxe boot interface.
+struct PxeFiles {
+  explicit PxeFiles(const std::string& name) : dir(name) {
+    std::ofstream(dir.file("kernel")) << "K";
+    std::ofstream(dir.file("initramfs")) << "R";
+    std::filesystem::create_directory(tftp);
+  }
+  /// kiln-server's configuration using them.
+  std::string config() const {
+    return "[conductor]\ndeploy_kernel = " + dir.file("kernel") + "\ndeploy_ramdisk = " +
+           dir.file("initramfs") + "\nfile_url_allowed_paths = " + dir.path.string() +
+           "\napi_url = http://10.0.0.1:6385/\n[pxe]\ntftp_root = " + tftp + "\n";
+  }
+  TempDir dir;
+  const std::string tftp = dir.file("tftp");
+};
+
 }  // namespace
 
 TEST_CASE("netboot helpers", "[server][netboot]") {
@@ -163,16 +180,9 @@ TEST_CASE("ipxe: URLs are handed to iPXE as they are; missing images fail valida
 }
 
 TEST_CASE("pxe: pxelinux files for the agent, then local boot, removed on undeploy", "[server][netboot]") {
-  TempDir dir("kiln-pxe");
-  const std::string kernel = dir.file("kernel");
-  const std::string ramdisk = dir.file("initramfs");
-  std::ofstream(kernel) << "K";
-  std::ofstream(ramdisk) << "R";
-  const std::string tftp = dir.file("tftp");
-  std::filesystem::create_directory(tftp);
-  TestApi api("[conductor]\ndeploy_kernel = " + kernel + "\ndeploy_ramdisk = " + ramdisk +
-              "\nfile_url_allowed_paths = " + dir.path.string() +
-              "\napi_url = http://10.0.0.1:6385/\n[pxe]\ntftp_root = " + tftp + "\n");
+  PxeFiles files("kiln-pxe");
+  const std::string& tftp = files.tftp;
+  TestApi api(files.config());
   createNode(api, "pxe", Json::object());
   // A BIOS machine (the fake BMC says uefi; the capability wins and is set on it).
   REQUIRE(api.patch("/v1/nodes/nb", Json::array({{{"op", "add"}, {"path", "/properties/capabilities"},
@@ -199,17 +209,10 @@ TEST_CASE("pxe: pxelinux files for the agent, then local boot, removed on undepl
 TEST_CASE("pxe on UEFI: GRUB configurations under Ironic's names, then local boot, removed on "
           "undeploy",
           "[server][netboot][boot_mode]") {
-  TempDir dir("kiln-grub");
-  const std::string kernel = dir.file("kernel");
-  const std::string ramdisk = dir.file("initramfs");
-  std::ofstream(kernel) << "K";
-  std::ofstream(ramdisk) << "R";
-  const std::string tftp = dir.file("tftp");
-  std::filesystem::create_directory(tftp);
+  PxeFiles files("kiln-grub");
+  const std::string& tftp = files.tftp;
   // No capability anywhere: [deploy] default_boot_mode (uefi), which the fake BMC reports too.
-  TestApi api("[conductor]\ndeploy_kernel = " + kernel + "\ndeploy_ramdisk = " + ramdisk +
-              "\nfile_url_allowed_paths = " + dir.path.string() +
-              "\napi_url = http://10.0.0.1:6385/\n[pxe]\ntftp_root = " + tftp + "\n");
+  TestApi api(files.config());
   createNode(api, "pxe", Json::object());
   verb(api, "nb", "manage");
   verb(api, "nb", "provide");
