@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "server/conductor/step_planner.h"
+#include "server/drivers/netboot/loader_files.h"
 #include "server/local_files.h"
 #include "shared/core/file.h"
 #include "shared/core/log.h"
@@ -200,6 +201,12 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   while (!c.apiUrl.empty() && c.apiUrl.back() == '/') c.apiUrl.pop_back();
   getString("pxe", "tftp_root", c.tftpRoot);
   getString("pxe", "kernel_append_params", c.kernelAppendParams);
+  if (reader.has("pxe", "loader_file_paths")) {
+    auto parsed = parseLoaderFilePaths(reader.get("pxe", "loader_file_paths"));
+    if (!parsed) return invalid(where("pxe", "loader_file_paths") + ": " + parsed.error().message);
+    c.loaderFilePaths = std::move(*parsed);
+    c.loaderFilePathsSet = true;
+  }
   KILN_TRY_VOID(getInt("agent", "heartbeat_interval", c.agentHeartbeatInterval, 1, 3600));
   KILN_TRY_VOID(getInt("agent", "command_heartbeat_interval", c.agentCommandHeartbeatInterval, 1, 3600));
   KILN_TRY_VOID(getBool("agent", "allow_md5_checksum", c.allowMd5Checksum));
@@ -258,7 +265,7 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "agent/api_ca_file",
         "conductor/deploy_kernel", "conductor/deploy_ramdisk", "conductor/api_url",
         "conductor/file_url_allowed_paths",
-        "pxe/tftp_root", "pxe/kernel_append_params",
+        "pxe/tftp_root", "pxe/kernel_append_params", "pxe/loader_file_paths",
         "database/connection", "conductor/allow_deleting_available_nodes",
         "conductor/automated_clean", "conductor/deploy_callback_timeout",
         "conductor/clean_callback_timeout", "conductor/sync_power_state_interval",

@@ -96,6 +96,11 @@ struct Config {
   /// KDF test alone takes 1.6 s per boot under emulation); the ramdisk needs neither.
   std::string kernelAppendParams =
       "console=tty0 console=ttyS0,115200n8 initcall_blacklist=crypto_kdf108_init cryptomgr.notests";
+  /// Boot loaders copied into tftp_root at start-up when the pxe or ipxe boot interface is
+  /// enabled (Ironic's [pxe] loader_file_paths): destination name -> source file. Unset, the
+  /// Debian files of kDefaultLoaderFiles that exist are copied; set, every source must exist.
+  std::vector<std::pair<std::string, std::string>> loaderFilePaths;
+  bool loaderFilePathsSet = false;
 
   // [deploy]
   std::optional<int> eraseDevicesPriority;          ///< deploy.erase_devices clean priority

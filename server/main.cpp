@@ -4,10 +4,12 @@
 
 #include <csignal>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <unistd.h>
 #include <string>
 
+#include "server/drivers/netboot/loader_files.h"
 #include "server/server_app.h"
 #include "shared/core/log.h"
 
@@ -69,6 +71,19 @@ int main(int argc, char** argv) {
   if (!app) {
     log.error("cannot start", {{"error", app.error().message}});
     return 1;
+  }
+  // The first-stage boot loaders the pxe and ipxe boot interfaces need on the TFTP server.
+  const auto& boot = (*app)->drivers().enabledInterfaces(kiln::server::InterfaceType::Boot);
+  if (std::find(boot.begin(), boot.end(), "pxe") != boot.end() ||
+      std::find(boot.begin(), boot.end(), "ipxe") != boot.end()) {
+    if (auto copied = kiln::server::installLoaderFiles(config); !copied) {
+      if (config.loaderFilePathsSet) {
+        log.error("cannot install the boot loaders", {{"error", copied.error().message}});
+        return 1;
+      }
+      log.warning("cannot install the default boot loaders into tftp_root",
+                  {{"error", copied.error().message}, {"tftp_root", config.tftpRoot}});
+    }
   }
   if (auto started = (*app)->start(); !started) {
     log.error("cannot start", {{"error", started.error().message}});

@@ -38,6 +38,7 @@ class ServerApp {
   Storage& storage() { return *storage_; }
   Conductor& conductor() { return *conductor_; }
   const Config& config() const { return config_; }
+  const DriverRegistry& drivers() const { return *drivers_; }
 
  private:
   ServerApp() = default;

@@ -175,4 +175,36 @@ Result<void> zeroRange(const std::string& path, uint64_t offset, uint64_t length
   return writer.sync();
 }
 
+Result<void> copyRange(const std::string& source, uint64_t sourceOffset, const std::string& target,
+                       uint64_t targetOffset, uint64_t length) {
+  const size_t bufferBytes = static_cast<size_t>(std::min<uint64_t>(
+      kZeroBufferBytes, std::max<uint64_t>(kDirectAlign, (length + kDirectAlign - 1) / kDirectAlign * kDirectAlign)));
+  const AlignedBuffer buffer = KILN_TRY(AlignedBuffer::allocate(bufferBytes));
+  const UniqueFd in = KILN_TRY(openFile(source, O_RDONLY));
+  DirectWriter writer = KILN_TRY(DirectWriter::open(target));
+  for (uint64_t copied = 0; copied < length;) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(bufferBytes, length - copied));
+    size_t got = 0;
+    while (got < want) {
+      const ssize_t n = ::pread(in.get(), buffer.data() + got, want - got,
+                                static_cast<off_t>(sourceOffset + copied + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        return internalError("Reading " + source + " at offset " +
+                             std::to_string(sourceOffset + copied + got) + " failed: " +
+                             std::strerror(errno));
+      }
+      if (n == 0) {
+        return invalid(source + " ends " + std::to_string(copied + got) + " bytes after offset " +
+                       std::to_string(sourceOffset) + ", before the " + std::to_string(length) +
+                       " bytes to copy");
+      }
+      got += static_cast<size_t>(n);
+    }
+    KILN_TRY_VOID(writer.write(buffer.data(), want, targetOffset + copied));
+    copied += want;
+  }
+  return writer.sync();
+}
+
 }  // namespace kiln::agent

@@ -116,4 +116,11 @@ using ChunkCallback = std::function<bool(uint64_t bytes)>;
 Result<void> zeroRange(const std::string& path, uint64_t offset, uint64_t length,
                        const ChunkCallback& onChunk = {});
 
+/// Copies `length` bytes from `source` at `sourceOffset` to the existing device or file
+/// `target` at `targetOffset` (reads with pread, 8 MiB at a time, writes through
+/// DirectWriter), then syncs the target. InvalidArgument when the source ends before
+/// `length` bytes; errors of openFile and DirectWriter otherwise.
+Result<void> copyRange(const std::string& source, uint64_t sourceOffset, const std::string& target,
+                       uint64_t targetOffset, uint64_t length);
+
 }  // namespace kiln::agent

@@ -6,6 +6,7 @@
 #include "agent/disk/config_drive_partition.h"
 #include "agent/disk/erase.h"
 #include "agent/disk/root_device_hints.h"
+#include "agent/disk/uefi_boot.h"
 #include "agent/image/config_drive.h"
 #include "agent/image/image_info.h"
 #include "agent/image/image_writer.h"
@@ -88,9 +89,13 @@ Result<json> writeImageStep(StepContext& ctx, const json& args, SysfsReader& sys
     KILN_TRY_VOID(writeRegion(part.path, part.offset, bytes));
     result["configdrive"] = true;
   }
-  // A software RAID root on a legacy-BIOS machine: boot code on every member disk. Run by hand
-  // the agent does not own the machine's boot, and UEFI firmware needs no MBR code.
-  if (!ctx.byHand && root.name.rfind("/dev/md", 0) == 0 && !sysfs.exists("/sys/firmware/efi")) {
+  // Run by hand the agent does not own the machine's boot. A UEFI machine: the image's ESP
+  // (on each RAID member disk) and a firmware boot entry. A legacy-BIOS machine with a software
+  // RAID root: boot code on every member disk.
+  if (!ctx.byHand && sysfs.exists("/sys/firmware/efi")) {
+    const json boot = KILN_TRY(installUefiBoot(ctx, root.name, sysfs));
+    result.update(boot);
+  } else if (!ctx.byHand && root.name.rfind("/dev/md", 0) == 0) {
     const json boot = KILN_TRY(installRaidBiosBoot(ctx, root.name));
     result["bios_boot_disks"] = boot["bios_boot_disks"];
   }
@@ -113,7 +118,7 @@ std::vector<AgentStepDefinition> genericHardwareSteps(SysfsReader& sysfs) {
         {"delete_existing", "Delete existing software RAID first (default true).", false}},
        [fs](StepContext& ctx, const json& args) -> Result<json> {
          if (args.value("delete_existing", true)) KILN_TRY(deleteSoftwareRaid(ctx, *fs));
-         return createSoftwareRaid(ctx, filteredTarget(ctx, args));
+         return createSoftwareRaid(ctx, filteredTarget(ctx, args), raidLayoutFor(*fs));
        }});
   steps.push_back(
       {"raid", "apply_configuration", -1, 0, false,

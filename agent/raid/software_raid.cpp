@@ -9,6 +9,7 @@
 #include "agent/disk/partition_naming.h"
 #include "agent/disk/root_device_hints.h"
 #include "agent/disk/sgdisk.h"
+#include "agent/disk/uefi_boot.h"
 #include "agent/disk/wipefs.h"
 #include "agent/raid/mdadm.h"
 
@@ -119,7 +120,7 @@ Result<SoftwareRaidVolume> planVolume(const LogicalDisk& disk, size_t index, boo
 
 /// Numbers the partitions per disk in volume order and checks that every member has room.
 Result<void> assignPartitions(std::vector<SoftwareRaidVolume>& volumes,
-                              std::span<const BlockDevice> devices) {
+                              std::span<const BlockDevice> devices, const SoftwareRaidLayout& layout) {
   std::map<std::string, int> next;
   std::map<std::string, uint64_t> usedMiB;
   std::set<std::string> hasMax;
@@ -134,7 +135,8 @@ Result<void> assignPartitions(std::vector<SoftwareRaidVolume>& volumes,
   }
   for (const BlockDevice& d : devices) {
     if (!next.contains(d.name)) continue;
-    const uint64_t needed = usedMiB[d.name] + kGptOverheadMiB + (hasMax.contains(d.name) ? 1 : 0);
+    const uint64_t needed = usedMiB[d.name] + kGptOverheadMiB + layout.bootReserveMiB +
+                            (hasMax.contains(d.name) ? 1 : 0);
     if (needed > d.size / kMiB) {
       return invalid("The logical disks need " + std::to_string(needed) + " MiB on " + d.name +
                      ", which has only " + std::to_string(d.size / kMiB) + " MiB");
@@ -153,8 +155,8 @@ std::vector<std::string> memberDisksInOrder(const std::vector<SoftwareRaidVolume
   return disks;
 }
 
-Result<void> partitionMembers(CommandRunner& runner,
-                              const std::vector<SoftwareRaidVolume>& volumes) {
+Result<void> partitionMembers(CommandRunner& runner, const std::vector<SoftwareRaidVolume>& volumes,
+                              const SoftwareRaidLayout& layout) {
   Sgdisk sgdisk(runner);
   const std::vector<std::string> disks = memberDisksInOrder(volumes);
   for (const std::string& disk : disks) KILN_TRY_VOID(sgdisk.newTable(disk));
@@ -162,8 +164,12 @@ Result<void> partitionMembers(CommandRunner& runner,
     const std::string end =
         volume.memberMiB ? "+" + std::to_string(*volume.memberMiB) + "M" : std::string("0");
     for (size_t i = 0; i < volume.disks.size(); ++i) {
+      const bool first = volume.partitionNumbers[i] == 1;
+      const std::string start = first && layout.bootReserveMiB
+                                    ? std::to_string(layout.bootReserveMiB + 1) + "M"
+                                    : std::string("0");
       KILN_TRY_VOID(
-          sgdisk.newPartition(volume.disks[i], volume.partitionNumbers[i], "0", end, "FD00"));
+          sgdisk.newPartition(volume.disks[i], volume.partitionNumbers[i], start, end, "FD00"));
     }
   }
   for (const std::string& disk : disks) {
@@ -287,23 +293,34 @@ uint64_t memberPartitionMiB(const std::string& raidLevel, int64_t sizeGb, size_t
   return (numerator + denominator - 1) / denominator;
 }
 
+SoftwareRaidLayout raidLayoutFor(SysfsReader& sysfs) {
+  return SoftwareRaidLayout{sysfs.exists("/sys/firmware/efi") ? kRaidBootReserveMiB : 0};
+}
+
 Result<std::vector<SoftwareRaidVolume>> planSoftwareRaid(const RaidConfig& config,
-                                                         std::span<const BlockDevice> devices) {
+                                                         std::span<const BlockDevice> devices,
+                                                         const SoftwareRaidLayout& layout) {
   std::vector<SoftwareRaidVolume> volumes;
   const size_t count = config.logicalDisks.size();
   for (size_t i = 0; i < count; ++i) {
     volumes.push_back(KILN_TRY(planVolume(config.logicalDisks[i], i, i + 1 == count, devices)));
   }
-  KILN_TRY_VOID(assignPartitions(volumes, devices));
+  KILN_TRY_VOID(assignPartitions(volumes, devices, layout));
   return volumes;
 }
 
 Result<nlohmann::json> createSoftwareRaid(StepContext& context,
-                                          const nlohmann::json& targetRaidConfig) {
+                                          const nlohmann::json& targetRaidConfig,
+                                          const SoftwareRaidLayout& layout) {
   if (!context.runner) return internalError("Software RAID needs a command runner");
   const RaidConfig config = KILN_TRY(parseRaidConfig(targetRaidConfig));
-  std::vector<SoftwareRaidVolume> volumes = KILN_TRY(planSoftwareRaid(config, context.devices));
-  KILN_TRY_VOID(partitionMembers(*context.runner, volumes));
+  std::vector<SoftwareRaidVolume> volumes =
+      KILN_TRY(planSoftwareRaid(config, context.devices, layout));
+  if (layout.bootReserveMiB) {
+    context.log.info("Leaving room for an EFI system partition on every member disk",
+                     {{"mib", std::to_string(layout.bootReserveMiB)}});
+  }
+  KILN_TRY_VOID(partitionMembers(*context.runner, volumes, layout));
   Mdadm mdadm(*context.runner);
   for (const SoftwareRaidVolume& volume : volumes) {
     context.log.info("Creating software RAID",
@@ -336,7 +353,8 @@ Result<nlohmann::json> applySoftwareRaid(StepContext& context, const nlohmann::j
   }
   const nlohmann::json& target = args["raid_config"];
   const RaidConfig config = KILN_TRY(parseRaidConfig(target));
-  KILN_TRY(planSoftwareRaid(config, context.devices));
+  const SoftwareRaidLayout layout = raidLayoutFor(sysfs);
+  KILN_TRY(planSoftwareRaid(config, context.devices, layout));
   bool deleteExisting = true;
   if (args.contains("delete_existing")) {
     if (!args["delete_existing"].is_boolean()) {
@@ -345,7 +363,7 @@ Result<nlohmann::json> applySoftwareRaid(StepContext& context, const nlohmann::j
     deleteExisting = args["delete_existing"].get<bool>();
   }
   if (deleteExisting) KILN_TRY(deleteSoftwareRaid(context, sysfs));
-  return createSoftwareRaid(context, target);
+  return createSoftwareRaid(context, target, layout);
 }
 
 }  // namespace kiln::agent

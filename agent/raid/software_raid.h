@@ -35,6 +35,18 @@ struct SoftwareRaidVolume {
   bool rootVolume = false;
 };
 
+/// Where the members go on their disks.
+struct SoftwareRaidLayout {
+  /// MiB left free before the first member partition of every disk (for the EFI system
+  /// partition of a UEFI machine: kRaidBootReserveMiB); 0 = the first partition starts at
+  /// 1 MiB as usual.
+  uint64_t bootReserveMiB = 0;
+};
+
+/// The layout for this machine: room for an ESP when it booted through UEFI
+/// (/sys/firmware/efi exists), none otherwise.
+SoftwareRaidLayout raidLayoutFor(SysfsReader& sysfs);
+
 /// The partition size each member needs for a logical disk of `sizeGb` GiB at `raidLevel`
 /// over `members` disks, in MiB rounded up (1: size; 0: size/n; 5: size/(n-1); 6:
 /// size/(n-2); 1+0: 2*size/n). Pure; assumes a supported level and enough members.
@@ -47,17 +59,20 @@ uint64_t memberPartitionMiB(const std::string& raidLevel, int64_t sizeGb, size_t
 /// not picked yet: each entry takes the first matching disk not already picked, like
 /// ironic-python-agent), or volumes that do not fit a member. Pure.
 Result<std::vector<SoftwareRaidVolume>> planSoftwareRaid(const RaidConfig& config,
-                                                         std::span<const BlockDevice> devices);
+                                                         std::span<const BlockDevice> devices,
+                                                         const SoftwareRaidLayout& layout = {});
 
 /// Creates the software RAID described by Ironic's `target_raid_config` on context.devices:
 /// validates it (kiln::parseRaidConfig; InvalidArgument with its message) and plans it
 /// (planSoftwareRaid) before touching any disk, then `sgdisk -o` on each member, `sgdisk -n
-/// N:0:+SIZEM -t N:FD00` per volume and member, `partx -u` per member and `mdadm --create`
+/// N:0:+SIZEM -t N:FD00` per volume and member (the first one of each disk starting after
+/// `layout.bootReserveMiB` when set: `-n 1:<reserve+1>M:+SIZEM`), `partx -u` per member and `mdadm --create`
 /// per volume. Returns {"raid_config": {"logical_disks": [target fields + "controller":
 /// "software", "device": "/dev/mdN", "physical_disks": [...]]}, "root_device_hint": {"name":
 /// the root volume, or the first volume when none is marked}}.
 Result<nlohmann::json> createSoftwareRaid(StepContext& context,
-                                          const nlohmann::json& targetRaidConfig);
+                                          const nlohmann::json& targetRaidConfig,
+                                          const SoftwareRaidLayout& layout = {});
 
 /// Deletes the md arrays listed in /proc/mdstat whose members all sit on context.devices
 /// (arrays on other disks are left alone): `mdadm --detail`, `mdadm --stop`, `mdadm
@@ -68,7 +83,7 @@ Result<nlohmann::json> deleteSoftwareRaid(StepContext& context, SysfsReader& sys
 
 /// Ironic's apply_configuration for software RAID: args {"raid_config": target,
 /// "delete_existing": bool (default true)}. Validates first, then deletes (when asked) and
-/// creates. Returns createSoftwareRaid's document.
+/// creates with raidLayoutFor(sysfs). Returns createSoftwareRaid's document.
 Result<nlohmann::json> applySoftwareRaid(StepContext& context, const nlohmann::json& args,
                                          SysfsReader& sysfs);
 

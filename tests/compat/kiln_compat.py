@@ -117,6 +117,10 @@ class KilnServer:
             "[database]",
             # sqlite:////absolute/path (four slashes) for an absolute path.
             "connection = sqlite:///%s" % db_path,
+            "",
+            "[pxe]",
+            # Never the host's /var/lib/kiln: pxe writes there, pxe and ipxe copy boot loaders.
+            "tftp_root = %s" % os.path.join(self.tmpdir, "tftpboot"),
         ]
         if self.roles or self.default_role:
             lines += ["", "[http_basic_roles]"]

@@ -14,9 +14,18 @@ image-build/build-ramdisk.sh, tests/e2e/redfish_qemu_bmc.py (a Redfish BMC that 
 tests/e2e/make_boot_image.sh (the instance image), and HTTP servers on 127.0.0.1 for the
 image and the booted instance's answer. The guest reaches the host's 127.0.0.1 as 10.0.2.2.
 
+With --firmware uefi the VM boots OVMF instead of SeaBIOS: the agent network-boots through
+iPXE's EFI driver, the deploy template's RAID-1 names its disks by device hints, the image is a
+UEFI whole-disk image (make_boot_image.sh --uefi: GPT, an EFI system partition with GRUB), the
+provision request carries a JSON config drive whose metadata the booted instance reports, the
+agent puts an ESP copy and a firmware boot entry on each RAID member disk; then the VM is
+powered off, its first disk taken out, and it must boot again from the other member. (No
+undeploy or manual cleaning in that mode: the BIOS run covers them.)
+
 With --demo it prints every state change and the agent's progress as they happen; both modes
 end with the time of each phase. Usage:
-  e2e_provision_test.py --server build/server/kiln-server --agent build/agent/kiln-agent [--demo]
+  e2e_provision_test.py --server build/server/kiln-server --agent build/agent/kiln-agent
+                        [--firmware bios|uefi] [--demo]
 """
 import argparse
 import functools
@@ -49,13 +58,16 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 class Answers(http.server.BaseHTTPRequestHandler):
-    """Records GET /booted?mac=... from the booted instance."""
+    """Records GET /booted?mac=...&uuid=...&firmware=... from the booted instance: (time, mac,
+    the uuid its config drive gave or "none", "uefi" or "bios")."""
     seen = []
 
     def do_GET(self):
         url = urllib.parse.urlparse(self.path)
         if url.path == "/booted":
-            Answers.seen.append((time.monotonic(), urllib.parse.parse_qs(url.query).get("mac", [""])[0]))
+            query = urllib.parse.parse_qs(url.query)
+            Answers.seen.append((time.monotonic(), query.get("mac", [""])[0],
+                                 query.get("uuid", ["none"])[0], query.get("firmware", ["bios"])[0]))
         self.send_response(200)
         self.send_header("Content-Length", "3")
         self.end_headers()
@@ -141,17 +153,77 @@ def sha256_of(path, length):
     return h.hexdigest()
 
 
+def member_offset(raw):
+    """Byte offset of partition 1 of a raw disk image, from `sgdisk -p`."""
+    out = subprocess.run(["sgdisk", "-p", raw], check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) > 2 and fields[0] == "1" and fields[1].isdigit():
+            return int(fields[1]) * 512
+    raise AssertionError("no partition 1 on %s:\n%s" % (raw, out))
+
+
+def start_bmc(run, work, disks, port=0):
+    """The Redfish BMC emulator for vm1 over `disks`; returns its URL."""
+    bmc_port = os.path.join(work, "bmc.port")
+    if os.path.exists(bmc_port):
+        os.unlink(bmc_port)
+    vm = "name=vm1,disks=%s,mac=%s,memory=1024" % (":".join(disks), MAC)
+    if run.args.firmware == "uefi":
+        vm += ",firmware=uefi"
+    run.bmc = subprocess.Popen([sys.executable, os.path.join(HERE, "redfish_qemu_bmc.py"), "--port", str(port),
+                                "--port-file", bmc_port, "--state-dir", os.path.join(work, "bmc"),
+                                "--vm", vm, "--tftp-dir", os.path.join(work, "tftp"), "--bootfile", "boot.ipxe",
+                                "--serial-log-dir", work, "--user", BMC_USER, "--password", BMC_PASSWORD],
+                               stdout=open(os.path.join(work, "bmc.log"), "ab"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while not (os.path.exists(bmc_port) and os.path.getsize(bmc_port)):
+        assert run.bmc.poll() is None and time.monotonic() < deadline, "BMC emulator did not start"
+        time.sleep(0.1)
+    with open(bmc_port) as f:
+        return "http://127.0.0.1:%d" % int(f.read())
+
+
+def redfish(url, method, path, body=None):
+    """One request to the BMC emulator (basic auth), for what the test does behind Kiln's back."""
+    import base64
+    import urllib.request
+    req = urllib.request.Request(url + path, method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Content-Type": "application/json",
+                                          "Authorization": "Basic " + base64.b64encode(
+                                              ("%s:%s" % (BMC_USER, BMC_PASSWORD)).encode()).decode()})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return resp.status
+
+
+def wait_answer(since_index, timeout):
+    deadline = time.monotonic() + timeout
+    while len(Answers.seen) <= since_index:
+        assert time.monotonic() < deadline, "the deployed instance never answered"
+        time.sleep(0.25)
+    return Answers.seen[since_index]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", required=True)
     ap.add_argument("--agent", required=True)
+    ap.add_argument("--firmware", choices=("bios", "uefi"), default="bios")
     ap.add_argument("--demo", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
-    for tool in ("qemu-system-x86_64", "qemu-img", "sgdisk"):
+    uefi = args.firmware == "uefi"
+    tools = ["qemu-system-x86_64", "qemu-img", "sgdisk"]
+    if uefi:
+        tools += ["grub-mkstandalone", "xorrisofs"]
+    for tool in tools:
         if not shutil.which(tool):
             print("skipped: %s not installed" % tool)
             return SKIP
+    if uefi and not any(os.path.exists("/usr/share/OVMF/" + f) for f in ("OVMF_CODE.fd", "OVMF_CODE_4M.fd")):
+        print("skipped: OVMF (Debian package ovmf) not installed")
+        return SKIP
 
     work = tempfile.mkdtemp(prefix="kiln-e2e-")
     run = Run(args, work)
@@ -169,8 +241,8 @@ def main():
         image = os.path.join(imgdir, "instance.img")
         run.say("building the instance image")
         # The same Debian kernel as the ramdisk (from build-ramdisk.sh's cache).
-        subprocess.run([os.path.join(HERE, "make_boot_image.sh"), image, "--answer-port", str(answer_port)],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([os.path.join(HERE, "make_boot_image.sh"), image, "--answer-port", str(answer_port)]
+                       + (["--uefi"] if uefi else []), check=True, stdout=subprocess.DEVNULL)
         image_size = os.path.getsize(image)
         image_sum = sha256_of(image, image_size)
         images = serve(functools.partial(Quiet, directory=imgdir))
@@ -200,24 +272,13 @@ def main():
             path = os.path.join(work, name + ".qcow2")
             subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", path, "%dG" % DISK_GIB], check=True)
             disks.append(path)
-        bmc_port = os.path.join(work, "bmc.port")
-        run.bmc = subprocess.Popen([sys.executable, os.path.join(HERE, "redfish_qemu_bmc.py"), "--port", "0",
-                                    "--port-file", bmc_port, "--state-dir", os.path.join(work, "bmc"),
-                                    "--vm", "name=vm1,disks=%s,mac=%s,memory=1024" % (":".join(disks), MAC),
-                                    "--tftp-dir", tftp, "--bootfile", "boot.ipxe",
-                                    "--serial-log-dir", work, "--user", BMC_USER, "--password", BMC_PASSWORD],
-                                   stdout=open(os.path.join(work, "bmc.log"), "ab"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while not (os.path.exists(bmc_port) and os.path.getsize(bmc_port)):
-            assert run.bmc.poll() is None and time.monotonic() < deadline, "BMC emulator did not start"
-            time.sleep(0.1)
-        with open(bmc_port) as f:
-            bmc_url = "http://127.0.0.1:%d" % int(f.read())
+        bmc_url = start_bmc(run, work, disks)
 
         # Enroll.
         node = run.api("POST", "/v1/nodes", {
             "name": "e2e-vm1", "driver": "redfish", "boot_interface": "ipxe",
             "deploy_interface": "direct", "raid_interface": "agent",
+            "properties": {"capabilities": "boot_mode:%s" % args.firmware},
             "driver_info": {"redfish_address": bmc_url, "redfish_system_id": "/redfish/v1/Systems/vm1",
                             "redfish_username": BMC_USER, "redfish_password": BMC_PASSWORD}})
         uuid = node["uuid"]
@@ -226,7 +287,9 @@ def main():
             {"interface": "raid", "step": "apply_configuration", "priority": 95,
              "args": {"raid_config": {"logical_disks": [
                  {"size_gb": 1, "raid_level": "1", "is_root_volume": True,
-                  "physical_disks": ["/dev/vda", "/dev/vdb"]}]}}}]})
+                  # Ironic's documented form in UEFI mode (device hints), plain names otherwise.
+                  "physical_disks": ([{"name": "/dev/vda"}, {"name": "s== /dev/vdb"}] if uefi
+                                     else ["/dev/vda", "/dev/vdb"])}]}}}]})
         run.api("PUT", "/v1/nodes/e2e-vm1/traits/CUSTOM_RAID1")
         run.api("PATCH", "/v1/nodes/e2e-vm1", [{"op": "add", "path": "/instance_info", "value": {
             "image_source": "http://10.0.2.2:%d/instance.img" % images.server_address[1],
@@ -254,7 +317,11 @@ def main():
 
         # Deploy with the RAID-1 template.
         cycle = time.monotonic()
-        run.api("PUT", "/v1/nodes/e2e-vm1/states/provision", {"target": "active"})
+        request = {"target": "active"}
+        if uefi:
+            request["configdrive"] = {"meta_data": {"hostname": "e2e-vm1"},
+                                      "user_data": "#cloud-config\nhostname: e2e-vm1\n"}
+        run.api("PUT", "/v1/nodes/e2e-vm1/states/provision", request)
         marks = {}
         deadline = time.monotonic() + 600
         while True:
@@ -283,26 +350,51 @@ def main():
             if seconds is not None:
                 run.phases.append((label, seconds))
 
-        # The VM boots from its disk and the instance answers.
-        deadline = time.monotonic() + 180
-        while not Answers.seen:
-            assert time.monotonic() < deadline, "the deployed instance never answered"
-            time.sleep(0.25)
-        assert Answers.seen[0][1].lower() == MAC, Answers.seen
-        run.phases.append(("reboot to the booted disk", Answers.seen[0][0] - marks["active"]))
+        # The VM boots from its disk and the instance answers (with its config drive's uuid).
+        answer = wait_answer(0, 240)
+        assert answer[1].lower() == MAC, Answers.seen
+        if uefi:
+            assert answer[3] == "uefi" and answer[2] == uuid, ("config drive uuid / firmware", answer, uuid)
+            run.say("the instance booted through UEFI and read its config drive (uuid %s)" % answer[2])
+        run.phases.append(("reboot to the booted disk", answer[0] - marks["active"]))
         run.phase("whole provision cycle (deploy request to booted instance)", cycle)
 
-        # The disks from the host: both RAID members start (at 1 MiB, their first partition)
-        # with the image; the third disk has none of it.
+        # The disks from the host: both RAID members' first partition starts with the image
+        # (at 1 MiB, or after the ESP room on UEFI); the third disk has none of it.
         for disk, expect in ((disks[0], True), (disks[1], True), (disks[2], False)):
             raw = os.path.join(work, "check.raw")
             subprocess.run(["qemu-img", "convert", "-U", "-O", "raw", disk, raw], check=True)
+            offset = member_offset(raw) if expect else (1 << 20)
             with open(raw, "rb") as f:
-                f.seek(1 << 20)
+                f.seek(offset)
                 h = hashlib.sha256(f.read(image_size)).hexdigest()
             os.unlink(raw)
             assert (h == image_sum) == expect, (disk, expect)
         run.say("both RAID-1 members hold the image")
+
+        if uefi:
+            # One member disk gone: power off through Kiln, restart the BMC emulator without the
+            # first disk (the VM's UEFI variables, with the boot entries, stay in its state
+            # directory) and power on behind Kiln's back.
+            start = time.monotonic()
+            run.api("PUT", "/v1/nodes/e2e-vm1/states/power", {"target": "power off"})
+            deadline = time.monotonic() + 120
+            while run.server.node("e2e-vm1").get("power_state") != "power off":
+                assert time.monotonic() < deadline, "the VM did not power off"
+                time.sleep(0.5)
+            stop_process(run.bmc, 30)
+            port = int(bmc_url.rsplit(":", 1)[1])
+            bmc_url = start_bmc(run, work, disks[1:], port)
+            seen = len(Answers.seen)
+            redfish(bmc_url, "POST", "/redfish/v1/Systems/vm1/Actions/ComputerSystem.Reset", {"ResetType": "On"})
+            answer = wait_answer(seen, 300)
+            assert answer[1].lower() == MAC and answer[3] == "uefi" and answer[2] == uuid, answer
+            run.phase("boot with the first RAID member disk removed", start)
+            print("\nPhase times (QEMU TCG, UEFI):")
+            for name, seconds in run.phases:
+                print("  %-62s %6.1f s" % (name, seconds))
+            print("e2e provision test (UEFI) passed")
+            return 0
 
         # Undeploy (automated cleaning again), then manual cleaning from manageable.
         start = time.monotonic()

@@ -102,7 +102,8 @@ class KilnServer:
                 "enabled_hardware_types = %s\n"
                 "log_level = info\n"
                 "\n[api]\nhost_ip = 127.0.0.1\nport = 0\n"
-                "\n[database]\nconnection = sqlite:///%s\n" % (HARDWARE_TYPES, db)
+                "\n[database]\nconnection = sqlite:///%s\n"
+                "\n[pxe]\ntftp_root = %s/tftpboot\n" % (HARDWARE_TYPES, db, self.dir)
             )
         port_file = os.path.join(self.dir, "port")
         logf = open(self.log_path, "wb")

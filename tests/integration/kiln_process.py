@@ -60,6 +60,9 @@ class KilnServer:
             # Test sections first; INI readers merge repeated sections.
             f.write(self.config)
             f.write("\n[api]\nport = 0\n[database]\nconnection = sqlite:///%s/kiln.sqlite\n" % self.workdir)
+            if "tftp_root" not in self.config:
+                # Never the host's /var/lib/kiln: pxe writes there, pxe and ipxe copy loaders.
+                f.write("[pxe]\ntftp_root = %s/tftpboot\n" % self.workdir)
         portfile = os.path.join(self.workdir, "port")
         if os.path.exists(portfile):
             os.unlink(portfile)

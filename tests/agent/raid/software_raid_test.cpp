@@ -1,10 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "agent/disk/block_device_lister.h"
+#include "agent/disk/uefi_boot.h"
 #include "agent/raid/software_raid.h"
 #include "tests/support/replay_command_runner.h"
+#include "tests/support/temp_dir.h"
 
 using namespace kiln;
 using namespace kiln::agent;
@@ -38,10 +42,10 @@ void expectNewTables(test::ReplayCommandRunner& runner, const std::vector<std::s
 }
 
 void expectPartitions(test::ReplayCommandRunner& runner, const std::vector<std::string>& disks,
-                      int number, const std::string& end) {
+                      int number, const std::string& end, const std::string& start = "0") {
   const std::string n = std::to_string(number);
   for (const auto& d : disks) {
-    runner.expect({"sgdisk", "-n", n + ":0:" + end, "-t", n + ":FD00", d},
+    runner.expect({"sgdisk", "-n", n + ":" + start + ":" + end, "-t", n + ":FD00", d},
                   "sgdisk/new_partition.txt");
   }
 }
@@ -422,7 +426,8 @@ TEST_CASE("applySoftwareRaid deletes the existing arrays, then creates the new o
   const std::vector<std::string> disks = {"/dev/sda", "/dev/sdb"};
   expectDeleteServer1(runner, disks);
   expectNewTables(runner, disks);
-  expectPartitions(runner, disks, 1, "+10240M");
+  // server1 booted through UEFI (sys/firmware/efi): room for an ESP before partition 1.
+  expectPartitions(runner, disks, 1, "+10240M", "552M");
   expectPartitions(runner, disks, 2, "0");
   expectPartx(runner, disks);
   expectCreate(runner, "/dev/md0", "1", {"/dev/sda1", "/dev/sdb1"});
@@ -440,7 +445,7 @@ TEST_CASE("applySoftwareRaid keeps existing arrays when delete_existing is false
   test::ReplayCommandRunner runner;
   const std::vector<std::string> disks = {"/dev/sdc", "/dev/sdd"};
   expectNewTables(runner, disks);
-  expectPartitions(runner, disks, 1, "+10240M");
+  expectPartitions(runner, disks, 1, "+10240M", "552M");  // server1 is a UEFI machine
   expectPartx(runner, disks);
   expectCreate(runner, "/dev/md0", "1", {"/dev/sdc1", "/dev/sdd1"});
   StepContext context = contextFor({disk("/dev/sdc"), disk("/dev/sdd")}, runner);
@@ -463,4 +468,42 @@ TEST_CASE("applySoftwareRaid validates before deleting anything", "[agent][raid]
     CHECK(result.error().code == ErrorCode::InvalidArgument);
   }
   CHECK(runner.received().empty());
+}
+
+TEST_CASE("createSoftwareRaid leaves room for an ESP before the members on UEFI machines",
+          "[agent][raid][uefi]") {
+  test::ReplayCommandRunner runner;
+  const std::vector<std::string> disks = {"/dev/sda", "/dev/sdb"};
+  expectNewTables(runner, disks);
+  expectPartitions(runner, disks, 1, "+10240M", "552M");
+  expectPartitions(runner, disks, 2, "0");  // later partitions follow as usual
+  expectPartx(runner, disks);
+  expectCreate(runner, "/dev/md0", "1", {"/dev/sda1", "/dev/sdb1"});
+  expectCreate(runner, "/dev/md1", "0", {"/dev/sda2", "/dev/sdb2"});
+  StepContext context = contextFor({disk("/dev/sda"), disk("/dev/sdb")}, runner);
+  auto result = createSoftwareRaid(context, kRootPlusData, SoftwareRaidLayout{kRaidBootReserveMiB});
+  REQUIRE(result);
+  test::checkAllConsumed(runner);
+}
+
+TEST_CASE("the ESP room counts when checking that the members fit", "[agent][raid][uefi]") {
+  const RaidConfig config = *parseRaidConfig(oneVolume("1", 1));
+  const std::vector<BlockDevice> small = {disk("/dev/sda", 1), disk("/dev/sdb", 1)};
+  // 1 GiB members plus GPT overhead fit 1 GiB + 2 MiB disks, not with 551 MiB more.
+  std::vector<BlockDevice> fits = small;
+  for (auto& d : fits) d.size += 2ULL << 20;
+  CHECK(planSoftwareRaid(config, fits));
+  auto refused = planSoftwareRaid(config, fits, SoftwareRaidLayout{kRaidBootReserveMiB});
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::Contains("1577 MiB"));
+}
+
+TEST_CASE("raidLayoutFor reserves ESP room only when the machine booted through UEFI",
+          "[agent][raid][uefi]") {
+  test::TempDir root("kiln-layout");
+  RootedSysfsReader bios(root.path.string());
+  CHECK(raidLayoutFor(bios).bootReserveMiB == 0);
+  std::filesystem::create_directories(root.path / "sys/firmware/efi");
+  RootedSysfsReader uefi(root.path.string());
+  CHECK(raidLayoutFor(uefi).bootReserveMiB == kRaidBootReserveMiB);
 }
