@@ -80,7 +80,10 @@ def check_with_cloud_init(disk, work, node_uuid):
     out = subprocess.run(["/usr/bin/python3", "-c", READER, tree], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
+    # What Kiln wrote, plus the keys cloud-init derives from it for its datasource.
     expected_meta = dict(META, uuid=node_uuid, name="cd-node")
+    expected_meta["instance-id"] = node_uuid
+    expected_meta["local-hostname"] = META["hostname"]
     assert got["metadata"] == expected_meta, got["metadata"]
     assert got["userdata"] == USER_DATA, got["userdata"]
     assert got["networkdata"] == NETWORK, got["networkdata"]
@@ -148,6 +151,8 @@ def main():
             server.wait_for("cd-node", {"available"}, timeout=60, unlocked=True)
             with open(disk, "wb") as f:
                 f.truncate(DISK_BYTES)
+            # Undeploy cleared instance_info, as in Ironic.
+            set_image(server, "cd-node", images_http.url("disk.raw"), raw_sum)
             agents.append(AgentProcess(args.agent, server, disk, agent_log))
             server.provision("cd-node", {"target": "active", "configdrive": {}})
             n = server.wait_for("cd-node", {"active", "deploy failed"}, timeout=90, unlocked=True)
