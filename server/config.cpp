@@ -219,6 +219,14 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
     *target = std::move(*parsed);
   }
   KILN_TRY_VOID(getBool("deploy", "power_off_after_deploy_failure", c.powerOffAfterDeployFailure));
+  getString("deploy", "http_root", c.httpRoot);
+  getString("deploy", "external_http_url", c.externalHttpUrl);
+  while (!c.externalHttpUrl.empty() && c.externalHttpUrl.back() == '/') c.externalHttpUrl.pop_back();
+  if (!c.externalHttpUrl.empty() && c.externalHttpUrl.rfind("http://", 0) != 0 &&
+      c.externalHttpUrl.rfind("https://", 0) != 0) {
+    return invalid(where("deploy", "external_http_url") + " must be an http:// or https:// URL, got '" +
+                   c.externalHttpUrl + "'");
+  }
   getString("deploy", "default_boot_mode", c.defaultBootMode);
   c.defaultBootMode = lower(trim(c.defaultBootMode));
   if (c.defaultBootMode != "uefi" && c.defaultBootMode != "bios") {
@@ -275,7 +283,7 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "conductor/periodic_interval", "conductor/clean_step_priority_override",
         "conductor/deploy_step_priority_override", "deploy/erase_devices_priority",
         "deploy/erase_devices_metadata_priority", "deploy/power_off_after_deploy_failure",
-        "deploy/default_boot_mode"};
+        "deploy/default_boot_mode", "deploy/http_root", "deploy/external_http_url"};
     // Node history; Kiln prunes on insert, so the periodic clean-up options have no effect.
     for (const char* key : {"node_history", "node_history_max_entries", "node_history_minimum_days",
                             "node_history_cleanup_interval", "node_history_cleanup_batch_count"}) {

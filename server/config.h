@@ -110,6 +110,12 @@ struct Config {
   bool powerOffAfterDeployFailure = true;
   /// The boot mode of nodes that request none (server/drivers/boot_mode.h): "uefi" | "bios".
   std::string defaultBootMode = "uefi";
+  /// Where the redfish-virtual-media boot interface writes the ISOs BMCs fetch (Ironic's
+  /// [deploy] http_root); kiln-server serves them at GET /v1/vmedia/<name>.
+  std::string httpRoot = "/var/lib/kiln/httpboot";
+  /// The URL BMCs fetch those ISOs under (Ironic's [deploy] external_http_url): a web server
+  /// serving http_root, or kiln-server's own ".../v1/vmedia". Empty = <api_url>/v1/vmedia.
+  std::string externalHttpUrl;
 
   // [http_basic_roles]  user = admin | observer   (Kiln extension)
   std::map<std::string, Role> userRoles;

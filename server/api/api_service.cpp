@@ -121,6 +121,8 @@ void ApiService::buildRoutes() {
     router_.add({"GET", "/v1/boot.ipxe", bind(b, &BootHandlers::chain), 1, 404, "", true, ""});
     router_.add({"GET", "/v1/boot/{script}", bind(b, &BootHandlers::macScript), 1, 404, "", true, ""});
     router_.add({"GET", "/v1/boot/{node}/{file}", bind(b, &BootHandlers::file), 1, 404, "", true, ""});
+    // Virtual media ISOs (redfish-virtual-media), public: the BMC fetches them.
+    router_.add({"GET", "/v1/vmedia/{name}", bind(b, &BootHandlers::virtualMedia), 1, 404, "", true, ""});
   }
 
   // Nodes.

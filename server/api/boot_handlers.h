@@ -22,6 +22,10 @@ class BootHandlers {
   Result<ApiResponse> chain(RequestContext& ctx);
   Result<ApiResponse> macScript(RequestContext& ctx);
   Result<ApiResponse> file(RequestContext& ctx);
+  /// GET /v1/vmedia/{name}: an ISO the redfish-virtual-media boot interface wrote into
+  /// [deploy] http_root; only names it gives (vmedia::isBootIsoName), only regular files (no
+  /// symbolic link is followed); anything else is the same 404.
+  Result<ApiResponse> virtualMedia(RequestContext& ctx);
 
  private:
   ApiDeps& deps_;

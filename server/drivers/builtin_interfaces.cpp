@@ -6,6 +6,7 @@
 #include "server/drivers/ipmitool/ipmitool_interfaces.h"
 #include "server/drivers/netboot/netboot.h"
 #include "server/drivers/redfish/redfish_interfaces.h"
+#include "server/drivers/vmedia/vmedia_boot.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 
@@ -62,6 +63,9 @@ Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const Interf
   for (auto& impl : makeAgentInterfaces(deps.commands)) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeIpmitoolInterfaces(deps.commands)) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeRedfishInterfaces(deps.http)) KILN_TRY_VOID(registry.add(std::move(impl)));
+  for (auto& impl : vmedia::makeVirtualMediaInterfaces(deps.http, deps.commands)) {
+    KILN_TRY_VOID(registry.add(std::move(impl)));
+  }
   return {};
 }
 

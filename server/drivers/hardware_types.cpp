@@ -62,6 +62,26 @@ constexpr PropertyDef kNetbootProperties[] = {
 // Ironic's fake vendor interface (the one fake-hardware uses by default) advertises two
 // placeholder properties, so that fake-hardware's property list is not empty; Kiln's does the
 // same, with the same names and texts.
+// Ironic's redfish-virtual-media properties that Kiln honours.
+constexpr PropertyDef kVirtualMediaProperties[] = {
+    {"deploy_kernel",
+     "URL or local path of the agent kernel put on the ISO. Required unless the server sets "
+     "[conductor] deploy_kernel, or deploy_iso is given.",
+     false},
+    {"deploy_ramdisk",
+     "URL or local path of the agent initramfs put on the ISO. Required unless the server sets "
+     "[conductor] deploy_ramdisk, or deploy_iso is given.",
+     false},
+    {"deploy_iso",
+     "URL or local path of a bootable ISO of the agent to use instead of building one. Optional.",
+     false},
+    {"kernel_append_params",
+     "Kernel command line arguments for the agent ramdisk, replacing [pxe] "
+     "kernel_append_params for this node; %default% stands for the configured value. "
+     "Optional.",
+     false},
+};
+
 constexpr PropertyDef kFakeVendorProperties[] = {
     {"B1", "B1 description. Required.", true},
     {"B2", "B2 description. Required.", true},
@@ -74,6 +94,7 @@ constexpr ImplementationDef kImplementations[] = {
     {IT::Boot, "fake", {}},
     {IT::Boot, "ipxe", kNetbootProperties},
     {IT::Boot, "pxe", kNetbootProperties},
+    {IT::Boot, "redfish-virtual-media", kVirtualMediaProperties},
     {IT::Console, "fake", {}},
     {IT::Console, "no-console", {}, true},
     {IT::Deploy, "direct", {}},
@@ -130,6 +151,7 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
     // so new nodes keep no-bios unless they ask for it).
     HardwareTypeDef redfish = generic("redfish", {"redfish"}, {"redfish"});
     redfish.supported[static_cast<size_t>(IT::Bios)] = {"no-bios", "redfish"};
+    redfish.supported[static_cast<size_t>(IT::Boot)] = {"ipxe", "pxe", "redfish-virtual-media"};
     v.push_back(redfish);
     // Power is switched by hand: Ironic's manual-management uses the fake power interface.
     v.push_back(generic("manual-management", {"fake"}, {"noop"}));

@@ -22,10 +22,16 @@ agent puts an ESP copy and a firmware boot entry on each RAID member disk; then 
 powered off, its first disk taken out, and it must boot again from the other member. (No
 undeploy or manual cleaning in that mode: the BIOS run covers them.)
 
+With --boot vmedia (UEFI) the agent boots from virtual media instead, with no PXE at all (the
+VM's TFTP directory stays empty): the redfish-virtual-media boot interface builds an ISO of the
+agent, the BMC emulator downloads it from kiln-server and puts it in the VM's CD drive; the
+UEFI whole-disk image goes to /dev/vda (no RAID) with a JSON config drive; the CD must be
+ejected once the node is active.
+
 With --demo it prints every state change and the agent's progress as they happen; both modes
 end with the time of each phase. Usage:
   e2e_provision_test.py --server build/server/kiln-server --agent build/agent/kiln-agent
-                        [--firmware bios|uefi] [--demo]
+                        [--firmware bios|uefi] [--boot ipxe|vmedia] [--demo]
 """
 import argparse
 import functools
@@ -184,6 +190,22 @@ def start_bmc(run, work, disks, port=0):
         return "http://127.0.0.1:%d" % int(f.read())
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def redfish_get(url, path):
+    import base64
+    import urllib.request
+    req = urllib.request.Request(url + path, headers={"Authorization": "Basic " + base64.b64encode(
+        ("%s:%s" % (BMC_USER, BMC_PASSWORD)).encode()).decode()})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return resp.read()
+
+
 def redfish(url, method, path, body=None):
     """One request to the BMC emulator (basic auth), for what the test does behind Kiln's back."""
     import base64
@@ -210,13 +232,17 @@ def main():
     ap.add_argument("--server", required=True)
     ap.add_argument("--agent", required=True)
     ap.add_argument("--firmware", choices=("bios", "uefi"), default="bios")
+    ap.add_argument("--boot", choices=("ipxe", "vmedia"), default="ipxe")
     ap.add_argument("--demo", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
     uefi = args.firmware == "uefi"
+    vmedia = args.boot == "vmedia"
+    if vmedia and not uefi:
+        ap.error("--boot vmedia needs --firmware uefi (the test's instance image)")
     tools = ["qemu-system-x86_64", "qemu-img", "sgdisk"]
     if uefi:
-        tools += ["grub-mkstandalone", "xorrisofs"]
+        tools += ["grub-mkstandalone", "xorrisofs", "mkfs.vfat", "mcopy"]
     for tool in tools:
         if not shutil.which(tool):
             print("skipped: %s not installed" % tool)
@@ -247,10 +273,20 @@ def main():
         image_sum = sha256_of(image, image_size)
         images = serve(functools.partial(Quiet, directory=imgdir))
 
-        # kiln-server.
+        # kiln-server. With virtual media the agent's API URL is baked into its ISO before any
+        # request arrives, so the port is chosen first: the guest reaches it as 10.0.2.2, the
+        # BMC emulator (which fetches the ISO) as 127.0.0.1.
+        extra = ""
+        port = 0
+        if vmedia:
+            port = free_port()
+            extra = ("[conductor]\napi_url = http://10.0.2.2:%d\n"
+                     "[deploy]\nexternal_http_url = http://127.0.0.1:%d/v1/vmedia\nhttp_root = %s/httpboot\n"
+                     % (port, port, work))
         run.server = KilnServer(args.server, work,
                                 "[DEFAULT]\nenabled_hardware_types = redfish\n"
-                                "enabled_boot_interfaces = ipxe\nenabled_deploy_interfaces = direct\n"
+                                "enabled_boot_interfaces = ipxe, redfish-virtual-media\n"
+                                "enabled_deploy_interfaces = direct\n"
                                 "enabled_raid_interfaces = agent, no-raid\n"
                                 "[conductor]\nsync_power_state_interval = 0\nperiodic_interval = 1\n"
                                 "deploy_callback_timeout = 600\nclean_callback_timeout = 600\n"
@@ -258,15 +294,16 @@ def main():
                                 "file_url_allowed_paths = %s\n"
                                 "[deploy]\nerase_devices_priority = 0\n"
                                 "[agent]\nheartbeat_interval = 2\ncommand_heartbeat_interval = 1\n"
-                                % (ramdisk, ramdisk, ramdisk))
+                                % (ramdisk, ramdisk, ramdisk) + extra, port=port)
         run.server.start()
         run.say("kiln-server on %s" % run.server.url)
 
         # The VM: three disks, a BMC, iPXE chaining to kiln-server.
         tftp = os.path.join(work, "tftp")
         os.mkdir(tftp)
-        with open(os.path.join(tftp, "boot.ipxe"), "w") as f:
-            f.write("#!ipxe\nchain http://10.0.2.2:%d/boot.ipxe\n" % run.server.port)
+        if not vmedia:  # with virtual media the VM has nothing to network-boot
+            with open(os.path.join(tftp, "boot.ipxe"), "w") as f:
+                f.write("#!ipxe\nchain http://10.0.2.2:%d/boot.ipxe\n" % run.server.port)
         disks = []
         for name in ("vda", "vdb", "vdc"):
             path = os.path.join(work, name + ".qcow2")
@@ -275,10 +312,14 @@ def main():
         bmc_url = start_bmc(run, work, disks)
 
         # Enroll.
+        properties = {"capabilities": "boot_mode:%s" % args.firmware}
+        if vmedia:
+            properties["root_device"] = {"name": "/dev/vda"}
         node = run.api("POST", "/v1/nodes", {
-            "name": "e2e-vm1", "driver": "redfish", "boot_interface": "ipxe",
+            "name": "e2e-vm1", "driver": "redfish",
+            "boot_interface": "redfish-virtual-media" if vmedia else "ipxe",
             "deploy_interface": "direct", "raid_interface": "agent",
-            "properties": {"capabilities": "boot_mode:%s" % args.firmware},
+            "properties": properties,
             "driver_info": {"redfish_address": bmc_url, "redfish_system_id": "/redfish/v1/Systems/vm1",
                             "redfish_username": BMC_USER, "redfish_password": BMC_PASSWORD}})
         uuid = node["uuid"]
@@ -290,15 +331,16 @@ def main():
                   # Ironic's documented form in UEFI mode (device hints), plain names otherwise.
                   "physical_disks": ([{"name": "/dev/vda"}, {"name": "s== /dev/vdb"}] if uefi
                                      else ["/dev/vda", "/dev/vdb"])}]}}}]})
-        run.api("PUT", "/v1/nodes/e2e-vm1/traits/CUSTOM_RAID1")
-        run.api("PATCH", "/v1/nodes/e2e-vm1", [{"op": "add", "path": "/instance_info", "value": {
-            "image_source": "http://10.0.2.2:%d/instance.img" % images.server_address[1],
-            "image_os_hash_algo": "sha256", "image_os_hash_value": image_sum,
-            "traits": ["CUSTOM_RAID1"]}}])
+        instance_info = {"image_source": "http://10.0.2.2:%d/instance.img" % images.server_address[1],
+                         "image_os_hash_algo": "sha256", "image_os_hash_value": image_sum}
+        if not vmedia:
+            run.api("PUT", "/v1/nodes/e2e-vm1/traits/CUSTOM_RAID1")
+            instance_info["traits"] = ["CUSTOM_RAID1"]
+        run.api("PATCH", "/v1/nodes/e2e-vm1", [{"op": "add", "path": "/instance_info", "value": instance_info}])
         validation = run.api("GET", "/v1/nodes/e2e-vm1/validate")
         for iface in ("boot", "deploy", "power", "management", "raid"):
             assert validation[iface]["result"], (iface, validation[iface])
-        run.say("enrolled node %s (redfish, ipxe, direct, agent raid)" % uuid)
+        run.say("enrolled node %s (redfish, %s, direct, agent raid)" % (uuid, args.boot))
 
         # manage -> provide: automated cleaning in the agent.
         run.api("PUT", "/v1/nodes/e2e-vm1/states/provision", {"target": "manage"})
@@ -335,9 +377,10 @@ def main():
             time.sleep(0.5)
         info = n["driver_internal_info"]
         plan = [s["interface"] + "." + s["step"] for s in info["deploy_steps"]]
-        assert plan.index("raid.apply_configuration") < plan.index("deploy.write_image"), plan
-        raid = n["raid_config"]["logical_disks"]
-        assert raid and raid[0]["raid_level"] == "1" and raid[0]["controller"] == "software", raid
+        if not vmedia:
+            assert plan.index("raid.apply_configuration") < plan.index("deploy.write_image"), plan
+            raid = n["raid_config"]["logical_disks"]
+            assert raid and raid[0]["raid_level"] == "1" and raid[0]["controller"] == "software", raid
         # A phase ends when the next step is first seen (fast steps may never be seen).
         def phase_of(step_name):
             if step_name not in marks:
@@ -358,6 +401,31 @@ def main():
             run.say("the instance booted through UEFI and read its config drive (uuid %s)" % answer[2])
         run.phases.append(("reboot to the booted disk", answer[0] - marks["active"]))
         run.phase("whole provision cycle (deploy request to booted instance)", cycle)
+
+        if vmedia:
+            # The agent came from the CD (GRUB of the ISO on the serial console), nothing was
+            # network-booted, the CD is out again, and vda holds the image.
+            with open(os.path.join(work, "vm1.serial.log"), "rb") as f:
+                serial = f.read().decode("utf-8", "replace")
+            assert "kiln: loading the agent from" in serial, "the agent did not boot from the ISO"
+            assert os.listdir(tftp) == [], os.listdir(tftp)
+            cd = json.loads(redfish_get(bmc_url, "/redfish/v1/Managers/vm1/VirtualMedia/Cd"))
+            assert not cd["Inserted"] and not cd.get("Image"), cd
+            assert not os.listdir(os.path.join(work, "httpboot")), "the ISO was not deleted"
+            raw = os.path.join(work, "check.raw")
+            subprocess.run(["qemu-img", "convert", "-U", "-O", "raw", disks[0], raw], check=True)
+            with open(image, "rb") as f, open(raw, "rb") as d:
+                f.seek(1 << 20)
+                d.seek(1 << 20)
+                length = image_size - (2 << 20)
+                assert f.read(length) == d.read(length), "vda does not hold the image's ESP"
+            os.unlink(raw)
+            run.say("the agent booted from virtual media; the CD is ejected; vda holds the image")
+            print("\nPhase times (QEMU TCG, UEFI, virtual media):")
+            for name, seconds in run.phases:
+                print("  %-62s %6.1f s" % (name, seconds))
+            print("e2e provision test (virtual media) passed")
+            return 0
 
         # The disks from the host: both RAID members' first partition starts with the image
         # (at 1 MiB, or after the ESP room on UEFI); the third disk has none of it.

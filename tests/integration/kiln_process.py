@@ -40,8 +40,9 @@ class KilnServer:
     """`cafile`: the server serves HTTPS (the test's config enables it) and calls verify its
     certificate against this CA."""
 
-    def __init__(self, binary, workdir, config="", cafile=None):
+    def __init__(self, binary, workdir, config="", cafile=None, port=0):
         self.binary = binary
+        self.fixed_port = port  # 0: a free one, read from --port-file
         self.workdir = workdir
         self.config = config
         self.proc = None
@@ -59,7 +60,7 @@ class KilnServer:
         with open(conf, "w") as f:
             # Test sections first; INI readers merge repeated sections.
             f.write(self.config)
-            f.write("\n[api]\nport = 0\n[database]\nconnection = sqlite:///%s/kiln.sqlite\n" % self.workdir)
+            f.write("\n[api]\nport = %d\n[database]\nconnection = sqlite:///%s/kiln.sqlite\n" % (self.fixed_port, self.workdir))
             if "tftp_root" not in self.config:
                 # Never the host's /var/lib/kiln: pxe writes there, pxe and ipxe copy loaders.
                 f.write("[pxe]\ntftp_root = %s/tftpboot\n" % self.workdir)

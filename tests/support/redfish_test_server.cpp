@@ -221,6 +221,9 @@ struct RedfishTestServer::State {
     if (!s.chassisIndicatorLed.empty()) {
       system["Links"] = {{"Chassis", json::array({{{"@odata.id", s.chassisPath()}}})}};
     }
+    if (s.manager) {
+      system["Links"]["ManagedBy"] = json::array({{{"@odata.id", "/redfish/v1/Managers/" + s.id}}});
+    }
     if (s.bios) system["Bios"] = {{"@odata.id", s.path() + "/Bios"}};
     return system;
   }
@@ -497,6 +500,78 @@ struct RedfishTestServer::State {
     return reply;
   }
 
+  static json renderCd(const RedfishSystemState& s) {
+    json cd = {{"@odata.id", s.cdPath()},
+               {"@odata.type", "#VirtualMedia.v1_3_0.VirtualMedia"},
+               {"Id", "Cd"},
+               {"Name", "Virtual CD"},
+               {"MediaTypes", json::array({"CD", "DVD"})},
+               {"Image", s.cdImage.empty() ? json(nullptr) : json(s.cdImage)},
+               {"Inserted", s.cdInserted},
+               {"WriteProtected", true},
+               {"ConnectedVia", s.cdInserted ? "URI" : "NotConnected"}};
+    if (s.cdActions) {
+      cd["Actions"] = {{"#VirtualMedia.InsertMedia", {{"target", s.cdPath() + "/Actions/VirtualMedia.InsertMedia"}}},
+                       {"#VirtualMedia.EjectMedia", {{"target", s.cdPath() + "/Actions/VirtualMedia.EjectMedia"}}}};
+    }
+    return cd;
+  }
+
+  /// Managers/<id>, its VirtualMedia collection and the Cd slot; nullopt when `path` is none.
+  std::optional<Reply> routeManager(SystemEntry& e, const RecordedRequest& request, const std::string& path) {
+    RedfishSystemState& s = e.state;
+    const std::string manager = "/redfish/v1/Managers/" + s.id;
+    const std::string& method = request.method;
+    auto getOnly = [&](json body) -> Reply {
+      if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      return jsonReply(200, std::move(body));
+    };
+    if (path == manager) {
+      return getOnly({{"@odata.id", manager},
+                      {"@odata.type", "#Manager.v1_10_0.Manager"},
+                      {"Id", s.id},
+                      {"ManagerType", "BMC"},
+                      {"VirtualMedia", {{"@odata.id", manager + "/VirtualMedia"}}},
+                      {"Links", {{"ManagerForServers", json::array({{{"@odata.id", s.path()}}})}}}});
+    }
+    if (path == manager + "/VirtualMedia") {
+      return getOnly({{"@odata.id", path},
+                      {"Members@odata.count", 1},
+                      {"Members", json::array({{{"@odata.id", s.cdPath()}}})}});
+    }
+    if (path == s.cdPath()) {
+      if (method == "GET") return jsonReply(200, renderCd(s));
+      if (method != "PATCH") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      auto body = json::parse(request.body, nullptr, false);
+      if (!body.is_object()) return redfishError(400, "MalformedJSON", "The request body is not JSON.");
+      if (body.contains("Image")) {
+        s.cdImage = body["Image"].is_string() ? body["Image"].get<std::string>() : "";
+      }
+      if (body.contains("Inserted") && body["Inserted"].is_boolean()) s.cdInserted = body["Inserted"].get<bool>();
+      s.cdHistory.push_back(s.cdInserted ? s.cdImage : std::string("eject"));
+      return Reply{204, "", {}};
+    }
+    if (s.cdActions && path == s.cdPath() + "/Actions/VirtualMedia.InsertMedia") {
+      if (method != "POST") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      auto body = json::parse(request.body, nullptr, false);
+      if (!body.is_object() || !body.contains("Image") || !body["Image"].is_string()) {
+        return redfishError(400, "ActionParameterMissing", "The action requires the parameter Image.");
+      }
+      s.cdImage = body["Image"].get<std::string>();
+      s.cdInserted = body.value("Inserted", true);
+      s.cdHistory.push_back(s.cdImage);
+      return Reply{204, "", {}};
+    }
+    if (s.cdActions && path == s.cdPath() + "/Actions/VirtualMedia.EjectMedia") {
+      if (method != "POST") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      s.cdImage.clear();
+      s.cdInserted = false;
+      s.cdHistory.push_back("eject");
+      return Reply{204, "", {}};
+    }
+    return std::nullopt;
+  }
+
   Reply route(const RecordedRequest& request, const std::string& path) {
     const auto& method = request.method;
     if (path == kRoot) {
@@ -553,6 +628,9 @@ struct RedfishTestServer::State {
       if (path == resetPath(e.state)) {
         if (method != "POST") return redfishError(405, "ActionNotSupported", "Method not allowed.");
         return reset(e, request);
+      }
+      if (e.state.manager) {
+        if (auto reply = routeManager(e, request, path)) return *reply;
       }
       if (e.state.bios && path == e.state.path() + "/Bios") {
         if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");

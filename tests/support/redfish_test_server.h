@@ -65,9 +65,22 @@ struct RedfishSystemState {
   /// What Bios.ResetBios restores (at the next reset), and whether it was requested.
   std::vector<std::pair<std::string, std::string>> defaultBiosAttributes;
   bool biosResetPending = false;
+  /// Whether a Manager (/redfish/v1/Managers/<id>, Links.ManagedBy of the system) with a
+  /// VirtualMedia collection holding one CD slot ("Cd") exists.
+  bool manager = false;
+  /// The CD slot: the Image URL inserted ("" = none), and whether it is in.
+  std::string cdImage;
+  bool cdInserted = false;
+  /// Whether the slot advertises the InsertMedia/EjectMedia actions; without them only the
+  /// older PATCH of Image/Inserted works (and POSTs to the action paths are 404).
+  bool cdActions = true;
+  /// Every InsertMedia image and "eject", in order (for assertions).
+  std::vector<std::string> cdHistory;
 
   /// "/redfish/v1/Systems/<id>".
   std::string path() const { return "/redfish/v1/Systems/" + id; }
+  /// "/redfish/v1/Managers/<id>/VirtualMedia/Cd".
+  std::string cdPath() const { return "/redfish/v1/Managers/" + id + "/VirtualMedia/Cd"; }
   /// "/redfish/v1/Chassis/<id>".
   std::string chassisPath() const { return "/redfish/v1/Chassis/" + id; }
 };

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shared/core/base64.h"
+#include "shared/core/file.h"
 #include "shared/core/gzip.h"
 
 namespace kiln::server {
@@ -36,43 +37,6 @@ bool isBase64Text(const std::string& text) {
     }
   }
   return true;
-}
-
-/// A temporary directory removed when this goes out of scope.
-class ScopedTempDir {
- public:
-  static Result<ScopedTempDir> create() {
-    std::error_code ec;
-    fs::path base = fs::temp_directory_path(ec);
-    if (ec) base = "/tmp";
-    std::string pattern = (base / "kiln-configdrive-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      return internalError("cannot create a temporary directory for the config drive: " +
-                           std::string(std::strerror(errno)));
-    }
-    return ScopedTempDir(pattern);
-  }
-  ScopedTempDir(ScopedTempDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
-  ScopedTempDir& operator=(ScopedTempDir&&) = delete;
-  ~ScopedTempDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  explicit ScopedTempDir(fs::path path) : path_(std::move(path)) {}
-  fs::path path_;
-};
-
-Result<void> writeFile(const fs::path& path, const std::string& content) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  if (!out.flush()) return internalError("cannot write " + path.string() + " for the config drive");
-  return {};
 }
 
 bool present(const json& cd, const char* key) {
@@ -152,7 +116,7 @@ Result<std::string> buildConfigDrive(CommandRunner& runner, const json& configdr
                                      const std::string& nodeUuid, const std::string& nodeName) {
   KILN_TRY_VOID(validateConfigDrive(configdrive));
   if (!configdrive.is_object()) return invalid("Only a JSON configdrive is built by the conductor");
-  auto dir = KILN_TRY(ScopedTempDir::create());
+  auto dir = KILN_TRY(ScopedTempDir::create("kiln-configdrive"));
   const fs::path root = dir.path() / "root";
   size_t total = 0;
   for (const auto& [path, content] : configDriveFiles(configdrive, nodeUuid, nodeName)) {

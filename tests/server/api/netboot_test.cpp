@@ -291,3 +291,31 @@ TEST_CASE("ipxe: a kernel larger than the socket can take at once arrives whole 
   CHECK_THAT(next, Catch::StartsWith("HTTP/1.1 200 OK\r\n") && Catch::EndsWith("\r\n\r\nINITRAMFS-BYTES"));
   api.app().stop();
 }
+
+TEST_CASE("GET /v1/vmedia serves only the ISOs of http_root, by their names, unauthenticated",
+          "[server][netboot][vmedia]") {
+  kiln::test::TempDir dir("kiln-httproot");
+  namespace fs = std::filesystem;
+  fs::create_directories(dir.file("httpboot"));
+  std::ofstream(dir.file("htpasswd")) << "admin:$2y$04$yNagjehOdvxOluZFDAQywegpKCB1ps1nWXjNykcOaEKe6JrnNyI.W\n";
+  TestApi api("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = " + dir.file("htpasswd") +
+              "\n[deploy]\nhttp_root = " + dir.file("httpboot") + "\n");
+  CHECK(api.get("/v1/nodes").status == 401);
+  const std::string name = "boot-1be26c0b-03f2-4d2e-ae87-c02d7f33c123-" + std::string(43, 'Z') + ".iso";
+  std::ofstream(dir.file("httpboot/" + name), std::ios::binary) << "ISO-BYTES";
+  auto served = api.call("GET", "/v1/vmedia/" + name);
+  CHECK(served.status == 200);
+  CHECK(served.body == "ISO-BYTES");
+  CHECK(api.call("GET", "/vmedia/" + name).status == 200);  // re-rooted under /v1 like /boot
+  // Not a name the interface gives, missing, a link, a directory: the same 404.
+  std::ofstream(dir.file("httpboot/other.iso")) << "x";
+  CHECK(api.call("GET", "/v1/vmedia/other.iso").status == 404);
+  CHECK(api.call("GET", "/v1/vmedia/" + name.substr(0, name.size() - 5) + "Y.iso").status == 404);
+  const std::string link = "boot-1be26c0b-03f2-4d2e-ae87-c02d7f33c123-" + std::string(43, 'L') + ".iso";
+  fs::create_symlink("/etc/hostname", dir.file("httpboot/" + link));
+  CHECK(api.call("GET", "/v1/vmedia/" + link).status == 404);
+  const std::string folder = "boot-1be26c0b-03f2-4d2e-ae87-c02d7f33c123-" + std::string(43, 'D') + ".iso";
+  fs::create_directories(dir.file("httpboot/" + folder));
+  CHECK(api.call("GET", "/v1/vmedia/" + folder).status == 404);
+  CHECK(api.call("GET", "/v1/vmedia/..%2F..%2Fetc%2Fpasswd").status == 404);
+}
