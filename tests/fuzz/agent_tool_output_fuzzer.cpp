@@ -1,6 +1,6 @@
 // Fuzz target agent_tool_output (docs/fuzzing.md): what kiln-agent reads from the machine it
-// runs on. The first byte chooses the reader ('0' to '7', or any byte modulo 8), the rest is
-// its input:
+// runs on. The first byte chooses the reader ('0' to '9', or any other byte modulo 10), the
+// rest is its input:
 //   '0' mdadm --detail          '1' mdadm --examine        '2' /proc/mdstat
 //   '3' sgdisk -p               '4' a disk's first sector (MBR)
 //   '5' a /sys + /proc tree: records "path\ncontent" separated by NUL bytes ("@path\ntarget"
@@ -8,6 +8,9 @@
 //       before its heartbeat
 //   '6' the kernel command line (/proc/cmdline)
 //   '7' kernel block device and partition names
+//   '8' efibootmgr's listing of the firmware's boot entries
+//   '9' an EFI system partition of the image being deployed, as a tree of records like '5'
+//       (the BOOTX64.CSV files and loader names come from the image)
 // Parsers must not crash, and what they accept must hold together.
 #include <algorithm>
 #include <cstdint>
@@ -24,6 +27,7 @@
 #include "agent/disk/partition_naming.h"
 #include "agent/disk/root_device_hints.h"
 #include "agent/disk/sgdisk.h"
+#include "agent/disk/uefi_boot.h"
 #include "agent/hardware/inventory.h"
 #include "agent/hardware/sysfs.h"
 #include "agent/raid/mdadm.h"
@@ -64,7 +68,7 @@ class MemorySysfs final : public SysfsReader {
   }
   std::vector<std::string> list(std::string_view dir) override {
     std::vector<std::string> names;
-    const std::string prefix = std::string(dir) + "/";
+    const std::string prefix = dir.ends_with('/') ? std::string(dir) : std::string(dir) + "/";
     auto collect = [&](const auto& entries) {
       for (auto it = entries.lower_bound(prefix); it != entries.end(); ++it) {
         if (!it->first.starts_with(prefix)) break;
@@ -163,6 +167,24 @@ void deviceNames(std::string_view name) {
   for (int number : {1, 9, 10, 128}) (void)partitionPath(name, number);
 }
 
+void efibootmgrListing(std::string_view text) {
+  for (const EfiBootEntry& entry : parseEfibootmgrList(text)) {
+    // The number goes back to efibootmgr as -b NUMBER.
+    if (entry.number.size() != 4) fuzz::fail("parseEfibootmgrList returned a bad entry number", text);
+  }
+}
+
+void espTree(std::string_view records) {
+  MemorySysfs esp(records);
+  const EspContent content = readEspContent(esp);
+  for (const EfiLoader& loader : content.loaders) {
+    // A loader path is handed to efibootmgr -l and names a file below \EFI.
+    if (!loader.path.starts_with("\\EFI\\") || loader.path.find("..") != std::string::npos) {
+      fuzz::fail("readEspContent returned a loader outside \\EFI", records);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -172,7 +194,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }();
   (void)quiet;
   fuzz::InputReader input(data, size);
-  const uint8_t mode = input.byte() % 8;
+  const uint8_t first = input.byte();
+  const uint8_t mode = first >= '0' && first <= '9' ? first - '0' : first % 10;
   const std::string_view text = input.rest();
   switch (mode) {
     case 0: mdadmDetail(text); break;
@@ -183,6 +206,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 5: sysfsTree(text); break;
     case 6: kernelCommandLine(text); break;
     case 7: deviceNames(text); break;
+    case 8: efibootmgrListing(text); break;
+    case 9: espTree(text); break;
   }
   return 0;
 }

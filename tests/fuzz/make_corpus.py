@@ -284,6 +284,13 @@ def agent_seeds(out):
         write(out, "agent_tool_output", b"6" + cmdline.encode())
     for name in ("sda", "nvme0n1", "nvme0n1p1", "md127", "mmcblk0", "loop0", "dm-0", "sr0"):
         write(out, "agent_tool_output", b"7" + name.encode())
+    write(out, "agent_tool_output",
+          b"8BootCurrent: 0001\nBootOrder: 0003,0001\nBoot0001* UEFI PXEv4\tPciRoot(0x0)\n"
+          b"Boot0003* debian (vda)\tHD(2,GPT,x,0x800,0x113000)/File(\\EFI\\debian\\shimx64.efi)\n")
+    csv = "shimx64.efi,debian,,This is the boot entry for debian\n".encode("utf-16")
+    write(out, "agent_tool_output", b"9" + b"\0".join([
+        b"/EFI/debian/BOOTX64.CSV\n" + csv, b"/EFI/debian/shimx64.efi\nMZ",
+        b"/EFI/debian/grubx64.efi\nMZ", b"/EFI/BOOT/BOOTX64.EFI\nMZ"]))
 
 
 def static_seeds(out):
