@@ -1,10 +1,14 @@
 #include "agent/hardware/hardware_manager.h"
 
+#include <unistd.h>
+
 
 #include "agent/disk/bios_boot.h"
 #include "agent/disk/block_device_lister.h"
 #include "agent/disk/config_drive_partition.h"
 #include "agent/disk/erase.h"
+#include "agent/disk/partition_image.h"
+#include "agent/disk/partition_naming.h"
 #include "agent/disk/root_device_hints.h"
 #include "agent/disk/uefi_boot.h"
 #include "agent/image/config_drive.h"
@@ -69,26 +73,65 @@ Result<BlockDevice> findRootDevice(const StepContext& ctx) {
   return chooseRootDevice(ctx.devices, json::object());
 }
 
+namespace {
+
+/// The config drive of write_image's arguments, when there is one, in its partition of `root`.
+Result<bool> writeConfigDrive(StepContext& ctx, const json& args, const std::string& root) {
+  auto cd = args.find("configdrive");
+  if (cd == args.end() || !cd->is_string() || cd->get<std::string>().empty()) return false;
+  const std::string bytes = KILN_TRY(loadConfigDrive(ctx, cd->get<std::string>()));
+  const PartitionTarget part = KILN_TRY(prepareConfigDrivePartition(ctx, root, bytes.size()));
+  KILN_TRY_VOID(writeRegion(part.path, part.offset, bytes));
+  return true;
+}
+
+json writeResult(const BlockDevice& root, const WriteResult& written, bool configdrive) {
+  return json{{"root_device", root.name},
+              {"bytes_written", written.bytesWritten},
+              {"bytes_downloaded", written.bytesDownloaded},
+              {"checksum", written.checksum},
+              {"seconds", written.seconds},
+              {"configdrive", configdrive}};
+}
+
+/// A partition image: the agent's partitions, the image in the root one, the image's GRUB.
+Result<json> writePartitionImage(StepContext& ctx, const json& args, const ImageInfo& info,
+                                 const BlockDevice& root, SysfsReader& sysfs) {
+  if (root.name.rfind("/dev/md", 0) == 0) {
+    return invalid("Partition images on a software RAID root are not supported by Kiln: deploy a "
+                   "whole-disk image onto " + root.name);
+  }
+  const bool uefi = sysfs.exists("/sys/firmware/efi");
+  const PartitionImageLayout layout = KILN_TRY(partitionForImage(ctx, root.name, root.size, info.rootMb, uefi));
+  ctx.log.info("writing partition image", {{"device", root.name}, {"partition", std::to_string(layout.rootPartition)}});
+  const WriteResult written =
+      KILN_TRY(writeImage(ctx, info, WriteTarget{root.name, layout.rootOffset, layout.rootBytes}));
+  json result = writeResult(root, written, KILN_TRY(writeConfigDrive(ctx, args, root.name)));
+  result["image_type"] = "partition";
+  result["root_partition"] = partitionPath(root.name, layout.rootPartition);
+  if (ctx.byHand) return result;  // the machine's boot is not the agent's to change
+  char base[] = "/tmp/kiln-root.XXXXXX";
+  if (::mkdtemp(base) == nullptr) return internalError("Cannot make a mount point for the image's root");
+  auto grub = installImageGrub(ctx, layout, partitionPath(root.name, layout.rootPartition),
+                               partitionPath(root.name, layout.bootPartition), base);
+  ::rmdir(base);
+  result.update(KILN_TRY(std::move(grub)));
+  if (uefi) result.update(KILN_TRY(installUefiBoot(ctx, root.name, sysfs)));
+  return result;
+}
+
+}  // namespace
+
 Result<json> writeImageStep(StepContext& ctx, const json& args, SysfsReader& sysfs) {
   if (!args.contains("image_info") || !args["image_info"].is_object()) {
     return invalid("write_image needs an image_info argument");
   }
   const ImageInfo info = KILN_TRY(parseImageInfo(args["image_info"], ctx.md5Allowed));
   const BlockDevice root = KILN_TRY(findRootDevice(ctx));
+  if (info.imageType == ImageType::Partition) return writePartitionImage(ctx, args, info, root, sysfs);
   ctx.log.info("writing image", {{"device", root.name}, {"url", info.urls.empty() ? "" : info.urls.front()}});
   const WriteResult written = KILN_TRY(writeImage(ctx, info, WriteTarget{root.name, 0, 0}));
-  json result{{"root_device", root.name},
-              {"bytes_written", written.bytesWritten},
-              {"bytes_downloaded", written.bytesDownloaded},
-              {"checksum", written.checksum},
-              {"seconds", written.seconds},
-              {"configdrive", false}};
-  if (auto cd = args.find("configdrive"); cd != args.end() && cd->is_string() && !cd->get<std::string>().empty()) {
-    const std::string bytes = KILN_TRY(loadConfigDrive(ctx, cd->get<std::string>()));
-    const PartitionTarget part = KILN_TRY(prepareConfigDrivePartition(ctx, root.name, bytes.size()));
-    KILN_TRY_VOID(writeRegion(part.path, part.offset, bytes));
-    result["configdrive"] = true;
-  }
+  json result = writeResult(root, written, KILN_TRY(writeConfigDrive(ctx, args, root.name)));
   // Run by hand the agent does not own the machine's boot. A UEFI machine: the image's ESP
   // (on each RAID member disk) and a firmware boot entry. A legacy-BIOS machine with a software
   // RAID root: boot code on every member disk.
@@ -126,7 +169,8 @@ std::vector<AgentStepDefinition> genericHardwareSteps(SysfsReader& sysfs) {
         {"delete_existing", "Delete existing software RAID first (default true).", false}},
        [fs](StepContext& ctx, const json& args) { return applySoftwareRaid(ctx, args, *fs); }});
   steps.push_back({"deploy", "write_image", -1, 0, false,
-                   {{"image_info", "The image to write: urls, checksum, disk_format.", true},
+                   {{"image_info", "The image to write: urls, checksum, disk_format; image_type "
+                                   "partition with root_mb for a partition image.", true},
                     {"configdrive", "A config drive: URL or base64 of a gzipped ISO.", false}},
                    [fs](StepContext& ctx, const json& args) { return writeImageStep(ctx, args, *fs); }});
   return steps;

@@ -175,6 +175,18 @@ Result<ImageInfo> parseImageInfo(const json& doc, bool md5Allowed) {
     info.streamRawImages = it->get<bool>();
   }
 
+  const std::string imageType = KILN_TRY(optionalString(doc, "image_type"));
+  if (imageType == "partition") {
+    info.imageType = ImageType::Partition;
+    const auto root = doc.find("root_mb");
+    if (root == doc.end() || !root->is_number_integer() || root->get<int64_t>() <= 0) {
+      return invalid("image_info.root_mb must be a positive integer for a partition image");
+    }
+    info.rootMb = root->get<uint64_t>();
+  } else if (!imageType.empty() && imageType != "whole-disk") {
+    return invalid("Unsupported image_type \"" + imageType + "\" (supported: whole-disk, partition)");
+  }
+
   const std::string compression = KILN_TRY(optionalString(doc, "compression"));
   info.compression = KILN_TRY(parseCompression(compression));
 

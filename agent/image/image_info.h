@@ -22,6 +22,9 @@ enum class DiskFormat { Raw, Qcow2 };
 enum class ChecksumAlgorithm { Md5, Sha256, Sha512 };
 /// Auto = detect by the magic bytes at the start of the download.
 enum class Compression { Auto, None, Zstd, Gzip, Xz };
+/// Ironic's image_type: a whole disk (with its own partition table and boot loader), or one
+/// file system the agent puts in a root partition it makes, then boots with the image's GRUB.
+enum class ImageType { WholeDisk, Partition };
 
 struct ImageInfo {
   std::string id;
@@ -39,6 +42,8 @@ struct ImageInfo {
   std::chrono::milliseconds idleTimeout{std::chrono::seconds(60)};
   bool verifyTls = true;
   std::string caFile;  ///< https: trust this CA bundle instead of the system's
+  ImageType imageType = ImageType::WholeDisk;  ///< image_type: "whole-disk" (default) or "partition"
+  uint64_t rootMb = 0;  ///< root_mb: the root partition of a partition image (required for one)
 };
 
 /// Parses the server's image_info document; md5 checksums only when `md5Allowed`.

@@ -1,5 +1,6 @@
 #include "server/drivers/agent/agent_interfaces.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "server/drivers/agent/agent_session.h"
@@ -23,6 +24,34 @@ std::chrono::seconds powerTimeout(const TaskContext& task) {
 std::string instanceString(const TaskContext& task, const char* key) {
   auto it = task.instanceInfo.find(key);
   return it != task.instanceInfo.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// An instance_info size (root_gb, swap_mb, ephemeral_gb): absent = 0, else a non-negative
+/// integer, as a number or a string of digits (Ironic int()s them).
+Result<int64_t> instanceSize(const TaskContext& task, const char* key) {
+  auto it = task.instanceInfo.find(key);
+  if (it == task.instanceInfo.end() || it->is_null()) return 0;
+  if (it->is_number_integer() && it->get<int64_t>() >= 0) return it->get<int64_t>();
+  if (it->is_string()) {
+    const std::string text = it->get<std::string>();
+    if (!text.empty() && text.size() <= 12 &&
+        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return std::stoll(text);
+    }
+  }
+  return invalid("instance_info." + std::string(key) + " must be a non-negative integer, got " + it->dump());
+}
+
+/// Ironic's rule: instance_info.image_type ("partition" or "whole-disk"); without it, an image
+/// with kernel and ramdisk in instance_info is a partition image.
+Result<bool> isPartitionImage(const TaskContext& task) {
+  auto it = task.instanceInfo.find("image_type");
+  if (it != task.instanceInfo.end() && !it->is_null()) {
+    if (it->is_string() && it->get<std::string>() == "partition") return true;
+    if (it->is_string() && it->get<std::string>() == "whole-disk") return false;
+    return invalid("instance_info.image_type must be 'partition' or 'whole-disk', got " + it->dump());
+  }
+  return !instanceString(task, "kernel").empty() && !instanceString(task, "ramdisk").empty();
 }
 
 Result<StepResult> finishedCommand(TaskContext&, const json&, const json&) {
@@ -193,6 +222,26 @@ Result<json> buildImageInfo(const TaskContext& task) {
   }
   if (const std::string c = instanceString(task, "image_compression"); !c.empty()) {
     info["compression"] = c;
+  }
+  // A partition image: the agent partitions the disk, writes the image into the root
+  // partition and installs the image's own GRUB (ironic-python-agent's image_info fields).
+  if (KILN_TRY(isPartitionImage(task))) {
+    const int64_t rootGb = KILN_TRY(instanceSize(task, "root_gb"));
+    if (rootGb <= 0) {
+      return invalid("Some parameters were missing in node's instance_info. Missing are: "
+                     "['root_gb'] (a partition image needs the size of its root partition)");
+    }
+    for (const char* key : {"swap_mb", "ephemeral_gb"}) {
+      if (KILN_TRY(instanceSize(task, key)) != 0) {
+        return invalid("instance_info." + std::string(key) +
+                       " is not supported by Kiln: partition images get an EFI system or BIOS "
+                       "boot partition, the root partition and the config drive only");
+      }
+    }
+    info["image_type"] = "partition";
+    info["root_mb"] = rootGb * 1024;
+  } else {
+    info["image_type"] = "whole-disk";
   }
   return info;
 }

@@ -116,3 +116,36 @@ TEST_CASE("detectCompression recognises zstd, gzip and xz magic", "[agent][image
   CHECK(detectCompression("QFI\xfb") == Compression::None);
   CHECK(detectCompression("") == Compression::None);
 }
+
+TEST_CASE("parseImageInfo reads a partition image's type and root size", "[agent][image][partition]") {
+  json doc = base();
+  doc["os_hash_algo"] = "sha256";
+  doc["os_hash_value"] = kSha256;
+  auto whole = parseImageInfo(doc, false);
+  REQUIRE(whole);
+  CHECK(whole->imageType == ImageType::WholeDisk);
+  doc["image_type"] = "whole-disk";
+  CHECK(parseImageInfo(doc, false)->imageType == ImageType::WholeDisk);
+  doc["image_type"] = "partition";
+  doc["root_mb"] = 10240;
+  auto partition = parseImageInfo(doc, false);
+  REQUIRE(partition);
+  CHECK(partition->imageType == ImageType::Partition);
+  CHECK(partition->rootMb == 10240);
+  for (const json& bad : {json(), json(0), json(-5), json("10240")}) {
+    INFO(bad.dump());
+    if (bad.is_null()) {
+      doc.erase("root_mb");
+    } else {
+      doc["root_mb"] = bad;
+    }
+    auto refused = parseImageInfo(doc, false);
+    REQUIRE_FALSE(refused);
+    CHECK_THAT(refused.error().message, Catch::Contains("root_mb"));
+  }
+  doc["image_type"] = "netboot";
+  doc["root_mb"] = 1;
+  auto unknown = parseImageInfo(doc, false);
+  REQUIRE_FALSE(unknown);
+  CHECK_THAT(unknown.error().message, Catch::Contains("image_type"));
+}

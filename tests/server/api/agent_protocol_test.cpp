@@ -659,3 +659,53 @@ TEST_CASE("the server's messages carry the golden files' fields", "[server][agen
         keysOf(goldenResponse["commands"][0]["params"]["step"]["args"]["image_info"]));
   CHECK(node(api, "n1")["driver_internal_info"]["hardware_manager_version"]["generic"] == "1");
 }
+
+TEST_CASE("deploy: partition images tell the agent their type and root size", "[server][agent][partition]") {
+  TestApi api;
+  const Json base{{"image_source", "http://127.0.0.1:8080/root.img"},
+                  {"image_os_hash_algo", "sha256"}, {"image_os_hash_value", std::string(64, 'a')}};
+  Json info = base;
+  info["image_type"] = "partition";
+  createAgentNode(api, "n1", {{"instance_info", info}});
+  auto v = api.get("/v1/nodes/n1/validate").json();
+  CHECK(v["deploy"]["result"] == false);
+  CHECK_THAT(v["deploy"]["reason"].get<std::string>(), Catch::Contains("root_gb"));
+  for (const Json& bad : {Json{{"root_gb", 10}, {"swap_mb", 512}}, Json{{"root_gb", -1}},
+                          Json{{"root_gb", "ten"}}, Json{{"root_gb", 10}, {"image_type", "netboot"}}}) {
+    INFO(bad.dump());
+    Json patched = info;
+    patched.update(bad);
+    api.patch("/v1/nodes/n1", Json::array({{{"op", "replace"}, {"path", "/instance_info"}, {"value", patched}}}));
+    CHECK(api.get("/v1/nodes/n1/validate").json()["deploy"]["result"] == false);
+  }
+  info["root_gb"] = "10";  // Ironic takes digit strings too
+  api.patch("/v1/nodes/n1", Json::array({{{"op", "replace"}, {"path", "/instance_info"}, {"value", info}}}));
+  CHECK(api.get("/v1/nodes/n1/validate").json()["deploy"]["result"] == true);
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto write = commandOf(agent.beat());
+  const Json& image = write["params"]["step"]["args"]["image_info"];
+  CHECK(image["image_type"] == "partition");
+  CHECK(image["root_mb"] == 10240);
+}
+
+TEST_CASE("deploy: whole-disk images say so; kernel and ramdisk without image_type mean partition",
+          "[server][agent][partition]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto write = commandOf(agent.beat());
+  CHECK(write["params"]["step"]["args"]["image_info"]["image_type"] == "whole-disk");
+
+  TestApi legacy;
+  createAgentNode(legacy, "n2", {{"instance_info", {{"image_source", "http://127.0.0.1:8080/root.img"},
+                                                    {"image_checksum", std::string(64, 'a')},
+                                                    {"kernel", "http://x/vmlinuz"}, {"ramdisk", "http://x/initrd"}}}});
+  auto v = legacy.get("/v1/nodes/n2/validate").json();
+  CHECK_THAT(v["deploy"]["reason"].get<std::string>(), Catch::Contains("root_gb"));
+}
