@@ -101,10 +101,10 @@ Result<PartitionImageLayout> partitionForImage(StepContext& context, const std::
 
 Result<json> installImageGrub(StepContext& context, const PartitionImageLayout& layout,
                               const std::string& rootPartition, const std::string& espPartition,
-                              const std::string& mountBase) {
+                              const std::string& rootFsType, const std::string& mountBase) {
   if (!context.runner) return internalError("Installing GRUB needs a command runner");
   Mounts mounts(context);
-  KILN_TRY_VOID(mounts.mount({"mount", rootPartition, mountBase}));
+  KILN_TRY_VOID(mounts.mount({"mount", "-t", rootFsType, rootPartition, mountBase}));
   const fs::path root = mountBase;
   std::string flavour;
   for (const char* name : {"grub-install", "grub2-install"}) {

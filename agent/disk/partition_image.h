@@ -43,13 +43,15 @@ Result<PartitionImageLayout> partitionForImage(StepContext& context, const std::
                                                uint64_t diskBytes, uint64_t rootMb, bool uefi);
 
 /// Installs the image's GRUB (see above). `rootPartition` and `espPartition` are device nodes
-/// ("/dev/vda2", "/dev/vda1"; the ESP only on UEFI); `mountBase` is where the root file system
-/// is mounted. Every mount is undone, in reverse order, whatever fails. Result {"bootloader":
+/// ("/dev/vda2", "/dev/vda1"; the ESP only on UEFI); `rootFsType` the root file system's type
+/// as libblkid names it ("ext4"; mount -t, so that the kernel loads its module); `mountBase`
+/// is where the root file system is mounted. Every mount is undone, in reverse order, whatever fails. Result {"bootloader":
 /// "grub"|"grub2", "grub_target": "i386-pc"|"x86_64-efi"}. InvalidArgument when the image has
 /// no grub-install/grub2-install (Kiln installs no bootloader of its own); Internal with the
 /// tool's output when a command fails.
 Result<nlohmann::json> installImageGrub(StepContext& context, const PartitionImageLayout& layout,
                                         const std::string& rootPartition,
-                                        const std::string& espPartition, const std::string& mountBase);
+                                        const std::string& espPartition, const std::string& rootFsType,
+                                        const std::string& mountBase);
 
 }  // namespace kiln::agent

@@ -6,6 +6,7 @@
 #include "agent/disk/bios_boot.h"
 #include "agent/disk/block_device_lister.h"
 #include "agent/disk/config_drive_partition.h"
+#include "agent/disk/block_device_probe.h"
 #include "agent/disk/erase.h"
 #include "agent/disk/partition_image.h"
 #include "agent/disk/partition_naming.h"
@@ -110,10 +111,16 @@ Result<json> writePartitionImage(StepContext& ctx, const json& args, const Image
   result["image_type"] = "partition";
   result["root_partition"] = partitionPath(root.name, layout.rootPartition);
   if (ctx.byHand) return result;  // the machine's boot is not the agent's to change
+  BlkidBlockDeviceProbe probe;
+  const ProbeResult fs = KILN_TRY(probe.probe(root.name, layout.rootOffset, layout.rootBytes));
+  if (fs.filesystemType.empty()) {
+    return invalid("The partition image written to " + result["root_partition"].get<std::string>() +
+                   " holds no file system libblkid knows; a partition image is one file system");
+  }
   char base[] = "/tmp/kiln-root.XXXXXX";
   if (::mkdtemp(base) == nullptr) return internalError("Cannot make a mount point for the image's root");
   auto grub = installImageGrub(ctx, layout, partitionPath(root.name, layout.rootPartition),
-                               partitionPath(root.name, layout.bootPartition), base);
+                               partitionPath(root.name, layout.bootPartition), fs.filesystemType, base);
   ::rmdir(base);
   result.update(KILN_TRY(std::move(grub)));
   if (uefi) result.update(KILN_TRY(installUefiBoot(ctx, root.name, sysfs)));

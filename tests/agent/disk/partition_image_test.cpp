@@ -78,7 +78,7 @@ namespace {
 
 /// The commands that mount the image's root (at `base`) and bind the kernel file systems.
 void expectMounts(test::ReplayCommandRunner& runner, const std::string& base) {
-  runner.expect({"mount", "/dev/vda2", base}, CommandOutput{});
+  runner.expect({"mount", "-t", "ext4", "/dev/vda2", base}, CommandOutput{});
   for (const char* d : {"dev", "proc", "sys", "run"}) {
     runner.expect({"mount", "--bind", std::string("/") + d, base + "/" + d}, CommandOutput{});
   }
@@ -107,7 +107,7 @@ TEST_CASE("the image's GRUB is installed in a chroot, every mount undone", "[age
         .expect({"chroot", base, "grub-mkconfig", "-o", "/boot/grub/grub.cfg"}, CommandOutput{});
     expectUnmounts(runner, base, true);
     ctx.runner = &runner;
-    auto done = installImageGrub(ctx, PartitionImageLayout{"/dev/vda", true}, "/dev/vda2", "/dev/vda1", base);
+    auto done = installImageGrub(ctx, PartitionImageLayout{"/dev/vda", true}, "/dev/vda2", "/dev/vda1", "ext4", base);
     REQUIRE(done);
     CHECK(*done == json{{"bootloader", "grub"}, {"grub_target", "x86_64-efi"}});
     test::checkAllConsumed(runner);
@@ -119,7 +119,7 @@ TEST_CASE("the image's GRUB is installed in a chroot, every mount undone", "[age
         .expect({"chroot", base, "grub-mkconfig", "-o", "/boot/grub/grub.cfg"}, CommandOutput{});
     expectUnmounts(runner, base, false);
     ctx.runner = &runner;
-    auto done = installImageGrub(ctx, PartitionImageLayout{"/dev/vda", false}, "/dev/vda2", "/dev/vda1", base);
+    auto done = installImageGrub(ctx, PartitionImageLayout{"/dev/vda", false}, "/dev/vda2", "/dev/vda1", "ext4", base);
     REQUIRE(done);
     CHECK((*done)["grub_target"] == "i386-pc");
     test::checkAllConsumed(runner);
@@ -131,7 +131,7 @@ TEST_CASE("the image's GRUB is installed in a chroot, every mount undone", "[age
                   CommandOutput{1, "", "grub-install: error: cannot find a device for /boot/grub."});
     expectUnmounts(runner, base, false);
     ctx.runner = &runner;
-    auto failed = installImageGrub(ctx, PartitionImageLayout{"/dev/vda", false}, "/dev/vda2", "/dev/vda1", base);
+    auto failed = installImageGrub(ctx, PartitionImageLayout{"/dev/vda", false}, "/dev/vda2", "/dev/vda1", "ext4", base);
     REQUIRE_FALSE(failed);
     CHECK_THAT(failed.error().message, Catch::Contains("cannot find a device"));
     test::checkAllConsumed(runner);
@@ -145,7 +145,7 @@ TEST_CASE("the image's GRUB is installed in a chroot, every mount undone", "[age
         .expect({"chroot", base, "grub2-mkconfig", "-o", "/boot/grub2/grub.cfg"}, CommandOutput{});
     expectUnmounts(runner, base, false);
     ctx.runner = &runner;
-    auto done = installImageGrub(ctx, PartitionImageLayout{"/dev/vda", false}, "/dev/vda2", "/dev/vda1", base);
+    auto done = installImageGrub(ctx, PartitionImageLayout{"/dev/vda", false}, "/dev/vda2", "/dev/vda1", "ext4", base);
     REQUIRE(done);
     CHECK((*done)["bootloader"] == "grub2");
     test::checkAllConsumed(runner);
@@ -153,9 +153,9 @@ TEST_CASE("the image's GRUB is installed in a chroot, every mount undone", "[age
   SECTION("an image without GRUB is refused, its root unmounted") {
     std::filesystem::remove(dir.file("usr/sbin/grub-install"));
     test::ReplayCommandRunner runner;
-    runner.expect({"mount", "/dev/vda2", base}, CommandOutput{}).expect({"umount", base}, CommandOutput{});
+    runner.expect({"mount", "-t", "ext4", "/dev/vda2", base}, CommandOutput{}).expect({"umount", base}, CommandOutput{});
     ctx.runner = &runner;
-    auto refused = installImageGrub(ctx, PartitionImageLayout{"/dev/vda", false}, "/dev/vda2", "/dev/vda1", base);
+    auto refused = installImageGrub(ctx, PartitionImageLayout{"/dev/vda", false}, "/dev/vda2", "/dev/vda1", "ext4", base);
     REQUIRE_FALSE(refused);
     CHECK(refused.error().code == ErrorCode::InvalidArgument);
     CHECK_THAT(refused.error().message, Catch::Contains("no grub-install"));
