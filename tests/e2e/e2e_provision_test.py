@@ -28,10 +28,17 @@ agent, the BMC emulator downloads it from kiln-server and puts it in the VM's CD
 UEFI whole-disk image goes to /dev/vda (no RAID) with a JSON config drive; the CD must be
 ejected once the node is active.
 
+With --image partition the instance image is a partition image (make_partition_image.sh: an
+ext4 file system with GRUB's tools, a kernel and an initramfs in /boot) deployed with
+image_type partition and root_gb 1 onto /dev/vda (no RAID): the agent partitions the disk,
+writes the file system into the root partition and installs the image's own GRUB from a
+chroot; the instance must boot through that GRUB and read its JSON config drive.
+
 With --demo it prints every state change and the agent's progress as they happen; both modes
 end with the time of each phase. Usage:
   e2e_provision_test.py --server build/server/kiln-server --agent build/agent/kiln-agent
-                        [--firmware bios|uefi] [--boot ipxe|vmedia] [--demo]
+                        [--firmware bios|uefi] [--boot ipxe|vmedia] [--image whole|partition]
+                        [--demo]
 """
 import argparse
 import functools
@@ -233,16 +240,21 @@ def main():
     ap.add_argument("--agent", required=True)
     ap.add_argument("--firmware", choices=("bios", "uefi"), default="bios")
     ap.add_argument("--boot", choices=("ipxe", "vmedia"), default="ipxe")
+    ap.add_argument("--image", choices=("whole", "partition"), default="whole")
     ap.add_argument("--demo", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
     uefi = args.firmware == "uefi"
     vmedia = args.boot == "vmedia"
+    partition = args.image == "partition"
+    plain = vmedia or partition  # one disk (vda), no RAID template
     if vmedia and not uefi:
         ap.error("--boot vmedia needs --firmware uefi (the test's instance image)")
     tools = ["qemu-system-x86_64", "qemu-img", "sgdisk"]
     if uefi:
         tools += ["grub-mkstandalone", "xorrisofs", "mkfs.vfat", "mcopy"]
+    if partition:
+        tools += ["mkfs.ext4", "grub-mkconfig"]
     for tool in tools:
         if not shutil.which(tool):
             print("skipped: %s not installed" % tool)
@@ -267,8 +279,12 @@ def main():
         image = os.path.join(imgdir, "instance.img")
         run.say("building the instance image")
         # The same Debian kernel as the ramdisk (from build-ramdisk.sh's cache).
-        subprocess.run([os.path.join(HERE, "make_boot_image.sh"), image, "--answer-port", str(answer_port)]
-                       + (["--uefi"] if uefi else []), check=True, stdout=subprocess.DEVNULL)
+        if partition:
+            subprocess.run([os.path.join(HERE, "make_partition_image.sh"), image, "--answer-port",
+                            str(answer_port)], check=True, stdout=subprocess.DEVNULL)
+        else:
+            subprocess.run([os.path.join(HERE, "make_boot_image.sh"), image, "--answer-port", str(answer_port)]
+                           + (["--uefi"] if uefi else []), check=True, stdout=subprocess.DEVNULL)
         image_size = os.path.getsize(image)
         image_sum = sha256_of(image, image_size)
         images = serve(functools.partial(Quiet, directory=imgdir))
@@ -313,7 +329,7 @@ def main():
 
         # Enroll.
         properties = {"capabilities": "boot_mode:%s" % args.firmware}
-        if vmedia:
+        if plain:
             properties["root_device"] = {"name": "/dev/vda"}
         node = run.api("POST", "/v1/nodes", {
             "name": "e2e-vm1", "driver": "redfish",
@@ -333,7 +349,9 @@ def main():
                                      else ["/dev/vda", "/dev/vdb"])}]}}}]})
         instance_info = {"image_source": "http://10.0.2.2:%d/instance.img" % images.server_address[1],
                          "image_os_hash_algo": "sha256", "image_os_hash_value": image_sum}
-        if not vmedia:
+        if partition:
+            instance_info.update({"image_type": "partition", "root_gb": 1})
+        if not plain:
             run.api("PUT", "/v1/nodes/e2e-vm1/traits/CUSTOM_RAID1")
             instance_info["traits"] = ["CUSTOM_RAID1"]
         run.api("PATCH", "/v1/nodes/e2e-vm1", [{"op": "add", "path": "/instance_info", "value": instance_info}])
@@ -360,7 +378,7 @@ def main():
         # Deploy with the RAID-1 template.
         cycle = time.monotonic()
         request = {"target": "active"}
-        if uefi:
+        if uefi or partition:
             request["configdrive"] = {"meta_data": {"hostname": "e2e-vm1"},
                                       "user_data": "#cloud-config\nhostname: e2e-vm1\n"}
         run.api("PUT", "/v1/nodes/e2e-vm1/states/provision", request)
@@ -377,7 +395,7 @@ def main():
             time.sleep(0.5)
         info = n["driver_internal_info"]
         plan = [s["interface"] + "." + s["step"] for s in info["deploy_steps"]]
-        if not vmedia:
+        if not plain:
             assert plan.index("raid.apply_configuration") < plan.index("deploy.write_image"), plan
             raid = n["raid_config"]["logical_disks"]
             assert raid and raid[0]["raid_level"] == "1" and raid[0]["controller"] == "software", raid
@@ -388,7 +406,7 @@ def main():
             later = [t for t in marks.values() if t > marks[step_name]]
             return min(later) - marks[step_name] if later else None
         for label, step_name in (("RAID-1 (raid.apply_configuration)", "apply_configuration"),
-                                 ("image write (deploy.write_image, 64 MiB)", "write_image")):
+                                 ("image write (deploy.write_image, %d MiB)" % (image_size >> 20), "write_image")):
             seconds = phase_of(step_name)
             if seconds is not None:
                 run.phases.append((label, seconds))
@@ -396,11 +414,32 @@ def main():
         # The VM boots from its disk and the instance answers (with its config drive's uuid).
         answer = wait_answer(0, 240)
         assert answer[1].lower() == MAC, Answers.seen
-        if uefi:
-            assert answer[3] == "uefi" and answer[2] == uuid, ("config drive uuid / firmware", answer, uuid)
-            run.say("the instance booted through UEFI and read its config drive (uuid %s)" % answer[2])
+        if uefi or partition:
+            assert answer[3] == args.firmware and answer[2] == uuid, ("config drive uuid / firmware", answer, uuid)
+            run.say("the instance booted (%s) and read its config drive (uuid %s)" % (args.firmware, answer[2]))
         run.phases.append(("reboot to the booted disk", answer[0] - marks["active"]))
         run.phase("whole provision cycle (deploy request to booted instance)", cycle)
+
+        if partition:
+            # The agent's layout: the boot partition, the root, the config drive; the instance
+            # came up through the image's GRUB (its menu entry on the serial console).
+            raw = os.path.join(work, "check.raw")
+            subprocess.run(["qemu-img", "convert", "-U", "-O", "raw", disks[0], raw], check=True)
+            table = subprocess.run(["sgdisk", "-p", raw], check=True, capture_output=True, text=True).stdout
+            os.unlink(raw)
+            rows = [line.split() for line in table.splitlines() if line.strip()[:1].isdigit()]
+            codes = [(r[0], r[5], r[6] if len(r) > 6 else "") for r in rows]
+            boot = ("1", "EF00", "efi-system") if uefi else ("1", "EF02", "bios-boot")
+            assert codes[:2] == [boot, ("2", "8300", "root")] and codes[2][2] == "config-2", table
+            with open(os.path.join(work, "vm1.serial.log"), "rb") as f:
+                serial = f.read().decode("utf-8", "replace")
+            assert "GRUB" in serial, "no GRUB on the serial console"
+            run.say("vda: %s; the image's GRUB booted the instance" % ", ".join(c[2] for c in codes))
+            print("\nPhase times (QEMU TCG, %s, partition image):" % args.firmware.upper())
+            for name, seconds in run.phases:
+                print("  %-62s %6.1f s" % (name, seconds))
+            print("e2e provision test (partition image) passed")
+            return 0
 
         if vmedia:
             # The agent came from the CD (GRUB of the ISO on the serial console), nothing was
