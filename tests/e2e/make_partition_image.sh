@@ -126,7 +126,7 @@ kver=${vmlinuz##*/vmlinuz-}
 # --- The root file system -------------------------------------------------------------------
 root=$work/root
 mkdir -p "$root"/usr/bin "$root"/usr/sbin "$root"/usr/lib "$root"/usr/lib64 \
-  "$root"/usr/share "$root"/etc/default "$root"/boot/efi "$root"/boot/grub "$root"/dev \
+  "$root"/usr/share/locale "$root"/etc/default "$root"/boot/efi "$root"/boot/grub "$root"/dev \
   "$root"/proc "$root"/sys "$root"/run "$root"/tmp "$root"/var/tmp "$root"/root "$root"/mnt
 chmod 1777 "$root/tmp" "$root/var/tmp"
 chmod 0700 "$root/root"
