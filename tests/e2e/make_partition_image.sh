@@ -117,7 +117,8 @@ tmp_img=$(mktemp "$dir/.$(basename "$out").XXXXXX")
 trap 'rm -rf "$work" "$tmp_img"' EXIT
 
 # --- Kernel and initramfs: the same as the other instance images ----------------------------
-"$HERE/make_boot_image.sh" --initrd-only "$work/kernel" ${boot_image_args[@]+"${boot_image_args[@]}"} ||
+"$HERE/make_boot_image.sh" --initrd-only "$work/kernel" \
+  ${boot_image_args[@]+"${boot_image_args[@]}"} ||
   die "make_boot_image.sh --initrd-only failed"
 vmlinuz=$(ls "$work/kernel"/vmlinuz-*)
 kver=${vmlinuz##*/vmlinuz-}
@@ -187,6 +188,8 @@ GRUB_CMDLINE_LINUX_DEFAULT=""
 # GRUB on the serial port (and the screen), so its menu shows in the serial log.
 GRUB_TERMINAL="serial console"
 GRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"
+# Text mode for the kernel: no "no suitable video mode found" on headless machines.
+GRUB_GFXPAYLOAD_LINUX=text
 GRUB_DISABLE_OS_PROBER=true
 GRUB_DISABLE_RECOVERY=true
 GRUB_DISABLE_SUBMENU=y

@@ -11,7 +11,8 @@ For BIOS and for UEFI, on a sparse 1 GiB raw disk file:
      (8300), the partition image copied to its start;
   2. the boot loader installed FROM THE IMAGE, by the shell script INSTALL_SCRIPT below (the
      agent's sequence): mount p2 at R, bind-mount /dev /proc /sys /run into R, (UEFI) mount
-     p1 at R/boot/efi and efivarfs at R/sys/firmware/efi/efivars when the firmware is EFI, then
+     p1 at R/boot/efi and, in the helper VM (booted through OVMF), efivarfs at
+     R/sys/firmware/efi/efivars, then
        chroot R grub-install --target=i386-pc DISK                              (BIOS)
        chroot R grub-install --target=x86_64-efi --efi-directory=/boot/efi \\
            --removable --no-nvram                                               (UEFI)
@@ -78,8 +79,10 @@ HELPER_MODULES = ["virtio_pci", "virtio_blk", "ext4", "vfat", "nls_cp437", "nls_
 # What the agent does to install the boot loader of a partition image; POSIX sh (dash on
 # this host, busybox sh in the helper VM). Prints every command and its status.
 INSTALL_SCRIPT = r'''#!/bin/sh
-# install-bootloader.sh bios|uefi DISK ROOT_PARTITION ESP|- MOUNTPOINT
-fw=$1 disk=$2 rootp=$3 esp=$4 R=$5
+# install-bootloader.sh bios|uefi DISK ROOT_PARTITION ESP|- MOUNTPOINT [efivarfs]
+# efivarfs: mount efivarfs into the chroot when the machine booted through EFI (the agent's
+# case; not on a test host, whose own firmware variables have nothing to do with the disk).
+fw=$1 disk=$2 rootp=$3 esp=$4 R=$5 efivars=${6:-}
 log() { echo "kiln-bootloader: $*"; }
 mounted=""  # newest first
 umount_all() {
@@ -107,17 +110,19 @@ inchroot() {
   log "status $rc: $*"
   return $rc
 }
-has() { chroot "$R" /usr/bin/env PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -c "command -v $1" >/dev/null 2>&1; }
+has() {
+  chroot "$R" /usr/bin/env PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -c "command -v $1" >/dev/null 2>&1
+}
 
 mkdir -p "$R"
 domount "$R" -t ext4 "$rootp"
 for d in dev proc sys run; do domount "$R/$d" --bind "/$d"; done
 if [ "$fw" = uefi ]; then
   domount "$R/boot/efi" -t vfat "$esp"
-  if [ -d /sys/firmware/efi/efivars ]; then
+  if [ "$efivars" = efivarfs ] && [ -d /sys/firmware/efi/efivars ]; then
     domount "$R/sys/firmware/efi/efivars" -t efivarfs efivarfs
   else
-    log "no /sys/firmware/efi: not an EFI boot, efivarfs not mounted"
+    log "efivarfs not mounted (not asked for, or not an EFI boot)"
   fi
 fi
 if has grub-install; then install=grub-install mkconfig=grub-mkconfig cfg=/boot/grub/grub.cfg
@@ -159,7 +164,7 @@ i=0
 while [ ! -b /dev/vda2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 esp=-
 [ "$fw" = uefi ] && esp=/dev/vda1
-sh /install-bootloader.sh "$fw" /dev/vda /dev/vda2 "$esp" /mnt/root
+sh /install-bootloader.sh "$fw" /dev/vda /dev/vda2 "$esp" /mnt/root efivarfs
 rc=$?
 sync
 echo "KILN-BOOTLOADER-DONE rc=$rc"
@@ -167,10 +172,6 @@ poweroff -f
 '''
 
 timings = []
-
-
-def sectors(disk, number):
-    return partition_extent(disk, number)
 
 
 # --- Capabilities -----------------------------------------------------------------------------
@@ -191,7 +192,7 @@ def missing_packages(firmwares):
     return missing
 
 
-def loop_capability():
+def loop_capability(firmwares):
     """None when this host can do the loop way (root, loop devices that show GPT partitions,
     vfat), else why not. Probes with a loop device over a small temporary file."""
     if os.geteuid() != 0:
@@ -200,7 +201,7 @@ def loop_capability():
         return "no losetup or /dev/loop-control"
     with open("/proc/filesystems") as f:
         fs = f.read().split()
-    for name in ("ext4", "vfat"):
+    for name in ["ext4"] + (["vfat"] if "uefi" in firmwares else []):
         if name not in fs and not glob.glob("/lib/modules/%s/kernel/fs/*/%s.ko*" % (
                 os.uname().release, name)):
             return "this kernel cannot mount %s" % name
@@ -249,7 +250,8 @@ def build_image(image, port, args):
     print("     " + out.strip().replace("\n", "\n     "), flush=True)
     assert proc.returncode == 0, "make_partition_image.sh failed (%d)" % proc.returncode
     timings.append(("build image", time.monotonic() - start))
-    assert os.path.getsize(image) == args.size_mib << 20, "image is %d bytes" % os.path.getsize(image)
+    size = os.path.getsize(image)
+    assert size == args.size_mib << 20, "image is %d bytes" % size
     with open(image, "rb") as f:
         head = f.read(2048)
     assert struct.unpack_from("<H", head, 1024 + 56)[0] == 0xEF53, "not an ext2/3/4 file system"
@@ -292,11 +294,11 @@ def make_disk(work, firmware, image, format_esp):
     run(["sgdisk", "-o"] + p1 + ["-n", "2:0:+%dM" % ROOT_MIB, "-t", "2:8300", "-c", "2:root",
                                  disk])
     run(["sgdisk", "-v", disk])
-    root_start, root_sectors = sectors(disk, 2)
+    root_start, root_sectors = partition_extent(disk, 2)
     assert root_sectors * 512 >= os.path.getsize(image), "the image does not fit p2"
     copy_into(disk, image, root_start * 512)
     if firmware == "uefi" and format_esp:
-        esp_start, esp_sectors = sectors(disk, 1)
+        esp_start, esp_sectors = partition_extent(disk, 1)
         esp = os.path.join(work, "esp.img")
         run(["mkfs.vfat", "-F", "32", "-n", "ESP", "-C", esp, str(esp_sectors // 2)])
         copy_into(disk, esp, esp_start * 512)
@@ -306,14 +308,15 @@ def make_disk(work, firmware, image, format_esp):
 
 def check_installed(disk, firmware, kver, port):
     """GRUB where the firmware finds it, and the grub.cfg grub-mkconfig wrote."""
-    root_start, _ = sectors(disk, 2)
+    root_start, _ = partition_extent(disk, 2)
     target = "%s?offset=%d" % (disk, root_start * 512)
     cfg = debugfs(target, "cat /boot/grub/grub.cfg")
     for pattern in (r"search --no-floppy --fs-uuid --set=root %s" % FS_UUID,
                     r"(?m)^\s*linux\s+/boot/vmlinuz-%s .*console=ttyS0,115200 .*"
                     r"kiln\.e2e_port=%d kiln\.e2e_host=10\.0\.2\.2" % (re.escape(kver), port),
                     r"(?m)^\s*initrd\s+/boot/initrd\.img-%s$" % re.escape(kver),
-                    r"(?m)^terminal_output serial console$", r"(?m)^serial --unit=0 --speed=115200"):
+                    r"(?m)^terminal_output serial console$",
+                    r"(?m)^serial --unit=0 --speed=115200"):
         assert re.search(pattern, cfg), "grub.cfg: no /%s/ in:\n%s" % (pattern, cfg)
     platform = "x86_64-efi" if firmware == "uefi" else "i386-pc"
     assert "Type: regular" in debugfs(target, "stat /boot/grub/%s/normal.mod" % platform), \
@@ -322,9 +325,10 @@ def check_installed(disk, firmware, kver, port):
         mbr = f.read(512)
         if firmware == "bios":
             # boot.img in the protective MBR (its strings), core.img in the BIOS boot partition.
-            assert b"GRUB " in mbr[:440] and mbr[510:512] == b"\x55\xaa", "no GRUB boot.img in the MBR"
+            assert b"GRUB " in mbr[:440] and mbr[510:512] == b"\x55\xaa", \
+                "no GRUB boot.img in the MBR"
             assert mbr[450] == 0xEE, "the protective MBR entry is gone"
-            start, count = sectors(disk, 1)
+            start, count = partition_extent(disk, 1)
             f.seek(start * 512)
             core = f.read(count * 512)
             assert core[:512].strip(b"\0"), "the BIOS boot partition is empty (no core.img)"
@@ -333,18 +337,20 @@ def check_installed(disk, firmware, kver, port):
         else:
             assert b"GRUB" not in mbr[:440], "BIOS boot code in the MBR of a UEFI disk"
     if firmware == "uefi":
-        start, _ = sectors(disk, 1)
+        start, _ = partition_extent(disk, 1)
         env = dict(os.environ, MTOOLS_SKIP_CHECK="1")
         esp = "%s@@%d" % (disk, start * 512)
         listing = subprocess.run(["mdir", "-i", esp, "-/", "-b", "::/"], env=env,
                                  stdout=subprocess.PIPE, check=True).stdout.decode().lower()
-        assert "::/efi/boot/bootx64.efi" in listing, "no EFI/BOOT/BOOTX64.EFI on the ESP:\n" + listing
+        assert "::/efi/boot/bootx64.efi" in listing, \
+            "no EFI/BOOT/BOOTX64.EFI on the ESP:\n" + listing
         efi = subprocess.run(["mtype", "-i", esp, "::/EFI/BOOT/BOOTX64.EFI"], env=env,
                              stdout=subprocess.PIPE, check=True).stdout
         pe = struct.unpack_from("<I", efi, 0x3C)[0]
-        assert efi[:2] == b"MZ" and efi[pe:pe + 6] == b"PE\0\0\x64\x86", "BOOTX64.EFI: not x86-64 PE"
-        print("     ESP: %s" % " ".join(sorted(l[3:] for l in listing.split() if l.startswith("::/"))),
-              flush=True)
+        assert efi[:2] == b"MZ" and efi[pe:pe + 6] == b"PE\0\0\x64\x86", \
+            "BOOTX64.EFI: not an x86-64 PE image"
+        files = sorted(name[3:] for name in listing.split() if name.startswith("::/"))
+        print("     ESP: %s" % " ".join(files), flush=True)
 
 
 # --- Way 1: loop devices on this host ---------------------------------------------------------
@@ -381,6 +387,7 @@ def install_loop(work, firmware, disk, script):
     log = os.path.join(work, "%s-install.log" % firmware)
     loop = None
     mnt = os.path.join(work, "%s-root" % firmware)
+    failed = True
     try:
         loop = run(["losetup", "-f", "--show", "-P", disk]).strip()
         print("     %s on %s" % (os.path.basename(disk), loop), flush=True)
@@ -399,12 +406,15 @@ def install_loop(work, firmware, disk, script):
         text = open(log, errors="replace").read()
         print("     " + text.strip().replace("\n", "\n     "), flush=True)
         assert proc.returncode == 0, "the install script failed (%d)" % proc.returncode
+        failed = False
         return took
     finally:
         left = unmount_all_under(work)
         if loop:
             subprocess.run(["losetup", "-d", loop])
-        assert not left, "mounts left by the install script (unmounted now): %s" % left
+        if left:
+            print("     mounts left by the install script (unmounted now): %s" % left, flush=True)
+        assert failed or not left, "the install script left mounts behind: %s" % left
 
 
 # --- Way 2: a helper VM running the Debian kernel ---------------------------------------------
@@ -547,7 +557,8 @@ def boot_disk(listener, work, firmware, disk, kver, vm_timeout):
         if firmware == "uefi":
             assert re.search(r'BdsDxe: starting Boot[0-9A-F]{4} "UEFI Misc Device', text), \
                 "OVMF did not start the disk's removable-media boot entry"
-            assert re.search(r"^kiln-instance: /init on Linux \S+ \(uefi\)", text, re.M), text[-2000:]
+            assert re.search(r"^kiln-instance: /init on Linux \S+ \(uefi\)", text, re.M), \
+                "/init did not see /sys/firmware/efi:\n" + vm.tail()
         else:
             assert "Booting from Hard Disk" in text, "SeaBIOS did not boot the disk"
         print("     GET %s %.1f s after QEMU started" % (path, took), flush=True)
@@ -620,7 +631,7 @@ def main():
         return 77
     mode = args.mode
     if mode in ("auto", "loop"):
-        why = loop_capability()
+        why = loop_capability(firmwares)
         if why and mode == "loop":
             print("SKIP: --mode loop: %s" % why)
             return 77
