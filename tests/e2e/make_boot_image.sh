@@ -7,6 +7,7 @@
 #            itself, without boot entries), the kernel and the initramfs.
 #
 #   tests/e2e/make_boot_image.sh [--uefi] OUT.img --answer-port PORT [options]
+#   tests/e2e/make_boot_image.sh --initrd-only DIR [--kernel PATH] [--cache DIR]
 #
 #   --uefi               the whole-disk UEFI variant (GPT + ESP + GRUB) instead of the BIOS one
 #   --answer-port PORT   port the booted instance reports to (required); baked into the boot
@@ -20,6 +21,9 @@
 #                        ${XDG_CACHE_HOME:-~/.cache}/kiln-ramdisk)
 #   --size-mib N         size of the image (default 64; 16..2048, with --uefi 24..2048: the
 #                        ESP is the image less 1 MiB at each end)
+#   --initrd-only DIR    no image: write the kernel and the initramfs into DIR as
+#                        vmlinuz-<kver> and initrd.img-<kver> (make_partition_image.sh puts
+#                        them in /boot of its partition image); no OUT.img, no --answer-port
 #
 # BIOS variant: the image is meant to be written onto /dev/md0, a RAID-1 with mdadm metadata
 # 1.0 (the superblock sits at the end of each member), so each member partition starts with
@@ -68,6 +72,7 @@ port=""
 host=10.0.2.2
 size_mib=64
 uefi=0
+initrd_only=""
 # Modules the instance loads, in this order (each with its dependencies first): virtio NIC
 # and disks, SATA disks and CDs on AHCI (q35's built-in controller: a config drive on a
 # virtual CD), software RAID and the config drive's file system.
@@ -79,7 +84,7 @@ MODULE_PARAMS="md-mod:start_ro=1"
 
 die() { echo "make_boot_image: error: $*" >&2; exit 1; }
 log() { echo "make_boot_image: $*" >&2; }
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -89,12 +94,18 @@ while [ $# -gt 0 ]; do
     --cache) cache=${2:?--cache needs a directory}; shift 2 ;;
     --size-mib) size_mib=${2:?--size-mib needs a number}; shift 2 ;;
     --uefi) uefi=1; shift ;;
+    --initrd-only) initrd_only=${2:?--initrd-only needs a directory}; shift 2 ;;
     -h|--help) usage 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) [ -z "$out" ] || die "only one OUT.img"; out=$1; shift ;;
   esac
 done
-[ -n "$out" ] || usage 2
+if [ -n "$initrd_only" ]; then
+  [ -z "$out" ] || die "--initrd-only writes no OUT.img"
+  [ $uefi = 0 ] || die "--initrd-only and --uefi exclude each other"
+  port=1
+fi
+[ -n "$out" ] || [ -n "$initrd_only" ] || usage 2
 case "$port" in
   '') die "--answer-port PORT is required" ;;
   *[!0-9]*) die "--answer-port must be a number, not '$port'" ;;
@@ -122,7 +133,7 @@ if [ $uefi = 1 ]; then
   grub_efi_dir=/usr/lib/grub/x86_64-efi
   [ -f "$grub_efi_dir/linux.mod" ] ||
     die "$grub_efi_dir/linux.mod not found: install grub-efi-amd64-bin (scripts/install-deps.sh)"
-else
+elif [ -z "$initrd_only" ]; then
   command -v syslinux >/dev/null || die "syslinux not found (run scripts/install-deps.sh:
   syslinux syslinux-common)"
 fi
@@ -397,6 +408,16 @@ chmod 0755 "$root/init"
 epoch=${SOURCE_DATE_EPOCH:-1577836800}
 find "$root" -exec touch -h -d "@$epoch" {} +
 initramfs_cpio "$root" | gzip -9 -n > "$work/initrd.gz"
+
+if [ -n "$initrd_only" ]; then
+  mkdir -p "$initrd_only"
+  cp "$vmlinuz" "$initrd_only/vmlinuz-$kver"
+  cp "$work/initrd.gz" "$initrd_only/initrd.img-$kver"
+  touch -d "@$epoch" "$initrd_only/vmlinuz-$kver" "$initrd_only/initrd.img-$kver"
+  log "$initrd_only: vmlinuz-$kver, initrd.img-$kver" \
+    "($(wc -l < "$root/etc/modules.load") modules)"
+  exit 0
+fi
 
 cmdline="console=ttyS0,115200 panic=10 kiln.e2e_port=$port kiln.e2e_host=$host"
 cp "$vmlinuz" "$work/vmlinuz"
