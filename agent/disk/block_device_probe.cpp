@@ -37,7 +37,7 @@ Result<ProbeResult> BlkidBlockDeviceProbe::probe(const std::string& path, uint64
     return internalError("blkid cannot probe " + path);
   }
   blkid_probe_enable_superblocks(probe.get(), 1);
-  blkid_probe_set_superblocks_flags(probe.get(), BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL);
+  blkid_probe_set_superblocks_flags(probe.get(), BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL | BLKID_SUBLKS_UUID);
   blkid_probe_enable_partitions(probe.get(), 1);
   blkid_probe_set_partitions_flags(probe.get(), BLKID_PARTS_ENTRY_DETAILS);
   const int rc = blkid_do_safeprobe(probe.get());
@@ -49,7 +49,7 @@ Result<ProbeResult> BlkidBlockDeviceProbe::probe(const std::string& path, uint64
   }
   if (rc == 1) return ProbeResult{};
   return ProbeResult{lookup(probe.get(), "PTTYPE"), lookup(probe.get(), "TYPE"),
-                     lookup(probe.get(), "LABEL")};
+                     lookup(probe.get(), "LABEL"), lookup(probe.get(), "UUID")};
 }
 
 }  // namespace kiln::agent

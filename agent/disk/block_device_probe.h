@@ -18,6 +18,7 @@ struct ProbeResult {
   std::string partitionTableType;  ///< PTTYPE: "gpt", "dos", ""
   std::string filesystemType;      ///< TYPE: "ext4", "vfat", "iso9660", "linux_raid_member", ""
   std::string label;               ///< LABEL: "config-2", ""
+  std::string uuid;                ///< UUID of the file system: "4b494c4e-...", ""
 };
 
 /// Probes devices and image files for signatures. Read-only. Thread-safe.

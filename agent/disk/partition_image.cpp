@@ -22,7 +22,9 @@ Result<void> run(StepContext& context, std::vector<std::string> argv, bool chroo
   Command command;
   command.argv = std::move(argv);
   command.timeout = std::chrono::seconds(600);
-  if (chrootPath) command.env = {{"PATH", kChrootPath}};
+  // The image's tools see their own PATH and the C locale (which keeps locale settings out of
+  // the grub.cfg they write).
+  if (chrootPath) command.env = {{"PATH", kChrootPath}, {"LANG", "C"}, {"LC_ALL", "C"}};
   const CommandOutput out = KILN_TRY(context.runner->run(command));
   if (out.exitCode != 0) return internalError(failureMessage(command, out));
   return {};
@@ -90,7 +92,7 @@ Result<PartitionImageLayout> partitionForImage(StepContext& context, const std::
   if (uefi) {
     const uint64_t sectors = boot->startSector * table.sectorSize / 512;
     const uint64_t kib = boot->sizeSectors() * table.sectorSize / 1024;
-    KILN_TRY_VOID(run(context, {"mkfs.vfat", "-F", "32", "-n", "EFI-SYSTEM", "--offset",
+    KILN_TRY_VOID(run(context, {"mkfs.vfat", "-I", "-F", "32", "-n", "EFI-SYSTEM", "--offset",
                                 std::to_string(sectors), disk, std::to_string(kib)}));
   }
   if (isBlockDevice(disk)) KILN_TRY_VOID(run(context, {"partx", "-u", disk}));

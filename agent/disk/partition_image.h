@@ -37,7 +37,7 @@ struct PartitionImageLayout {
 /// Makes the layout on `disk` (everything on it is lost): `sgdisk -Z`, `sgdisk -o`, partition 1
 /// (`-t 1:EF00 -c 1:efi-system`, 550 MiB, or `-t 1:EF02 -c 1:bios-boot`, 1 MiB), partition 2
 /// (`-t 2:8300 -c 2:root`, root_mb), reads the offsets back (`sgdisk -p`), formats the ESP
-/// (`mkfs.vfat -F 32 -n EFI-SYSTEM --offset SECTORS disk KIB`, which works on image files too)
+/// (`mkfs.vfat -I -F 32 -n EFI-SYSTEM --offset SECTORS disk KIB`, which works on image files too; -I because the disk has partitions)
 /// and runs `partx -u` on a block device. InvalidArgument when the disk is too small.
 Result<PartitionImageLayout> partitionForImage(StepContext& context, const std::string& disk,
                                                uint64_t diskBytes, uint64_t rootMb, bool uefi);

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
 
 #include "agent/disk/bios_boot.h"
 #include "agent/disk/block_device_lister.h"
@@ -95,6 +97,16 @@ json writeResult(const BlockDevice& root, const WriteResult& written, bool confi
               {"configdrive", configdrive}};
 }
 
+/// /dev/disk/by-uuid/<uuid> -> the partition, when missing (best effort).
+void linkByUuid(const std::string& uuid, const std::string& partition, StepContext& ctx) {
+  std::error_code ec;
+  const std::filesystem::path dir = "/dev/disk/by-uuid";
+  std::filesystem::create_directories(dir, ec);
+  if (ec || std::filesystem::exists(std::filesystem::symlink_status(dir / uuid))) return;
+  std::filesystem::create_symlink(partition, dir / uuid, ec);
+  if (ec) ctx.log.warning("cannot link /dev/disk/by-uuid", {{"uuid", uuid}, {"error", ec.message()}});
+}
+
 /// A partition image: the agent's partitions, the image in the root one, the image's GRUB.
 Result<json> writePartitionImage(StepContext& ctx, const json& args, const ImageInfo& info,
                                  const BlockDevice& root, SysfsReader& sysfs) {
@@ -117,6 +129,9 @@ Result<json> writePartitionImage(StepContext& ctx, const json& args, const Image
     return invalid("The partition image written to " + result["root_partition"].get<std::string>() +
                    " holds no file system libblkid knows; a partition image is one file system");
   }
+  // The ramdisk has no udev: without /dev/disk/by-uuid the image's grub-mkconfig writes
+  // root=/dev/vdaN instead of root=UUID=..., which a renamed disk would break.
+  if (!fs.uuid.empty()) linkByUuid(fs.uuid, result["root_partition"].get<std::string>(), ctx);
   char base[] = "/tmp/kiln-root.XXXXXX";
   if (::mkdtemp(base) == nullptr) return internalError("Cannot make a mount point for the image's root");
   auto grub = installImageGrub(ctx, layout, partitionPath(root.name, layout.rootPartition),

@@ -434,6 +434,8 @@ def main():
             with open(os.path.join(work, "vm1.serial.log"), "rb") as f:
                 serial = f.read().decode("utf-8", "replace")
             assert "GRUB" in serial, "no GRUB on the serial console"
+            # grub-mkconfig found the root by UUID (the agent's /dev/disk/by-uuid link).
+            assert "root=UUID=4b494c4e-0000-4000-8000-00000000e2e2" in serial, "no root=UUID= on the command line"
             run.say("vda: %s; the image's GRUB booted the instance" % ", ".join(c[2] for c in codes))
             print("\nPhase times (QEMU TCG, %s, partition image):" % args.firmware.upper())
             for name, seconds in run.phases:

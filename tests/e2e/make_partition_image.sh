@@ -193,9 +193,10 @@ GRUB_GFXPAYLOAD_LINUX=text
 GRUB_DISABLE_OS_PROBER=true
 GRUB_DISABLE_RECOVERY=true
 GRUB_DISABLE_SUBMENU=y
-# The initramfs never mounts the root file system: root= on the kernel command line is
-# unused; GRUB itself finds /boot by the file system UUID (search --fs-uuid) either way.
-GRUB_DISABLE_LINUX_UUID=true
+# The initramfs never mounts the root file system, but root= shows what grub-mkconfig saw:
+# root=UUID=... when /dev/disk/by-uuid names the root partition (Kiln's agent makes that link;
+# the ramdisk has no udev), root=/dev/vdaN otherwise (test_partition_image.py's helper VM).
+GRUB_DISABLE_LINUX_UUID=false
 EOF
 
 for f in vmlinuz initrd.img; do

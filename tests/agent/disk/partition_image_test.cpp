@@ -41,7 +41,7 @@ TEST_CASE("a partition image's disk layout on UEFI and BIOS machines", "[agent][
   SECTION("UEFI: a FAT32 ESP, then the root") {
     test::ReplayCommandRunner runner;
     expectPartitioning(runner, disk, true);
-    runner.expect({"mkfs.vfat", "-F", "32", "-n", "EFI-SYSTEM", "--offset", "2048", disk, "563200"},
+    runner.expect({"mkfs.vfat", "-I", "-F", "32", "-n", "EFI-SYSTEM", "--offset", "2048", disk, "563200"},
                   CommandOutput{});
     ctx.runner = &runner;
     auto layout = partitionForImage(ctx, disk, 2 * kGiB, 1024, true);
