@@ -30,14 +30,14 @@ TEST_CASE("parseMdadmDetail reads a clean RAID-1", "[agent][raid][mdadm]") {
   CHECK(detail->device == "/dev/md0");
   CHECK(detail->version == "1.0");
   CHECK(detail->raidLevel == "raid1");
-  CHECK(detail->arraySizeKiB == 10485696);
+  CHECK(detail->arraySizeKiB == 49088);
   CHECK(detail->raidDevices == 2);
   CHECK(detail->totalDevices == 2);
   CHECK(detail->activeDevices == 2);
   CHECK(detail->failedDevices == 0);
   CHECK(detail->state == "clean");
   CHECK(detail->name == "node-17:0");
-  CHECK(detail->uuid == "83143055:2781ddf5:2c8f44c7:9b45d92e");
+  CHECK(detail->uuid == "4abff139:c1b2dcaa:1fac110c:c15cc1f0");
   REQUIRE(detail->members.size() == 2);
   CHECK(detail->members[1].number == 1);
   CHECK(detail->members[1].raidDevice == 1);
@@ -69,10 +69,11 @@ TEST_CASE("parseMdadmDetail reads RAID-0, 5, 6 and 10 arrays", "[agent][raid][md
     size_t members;
     uint64_t sizeKiB;
   };
-  for (const Case& c : {Case{"detail_raid0.txt", "raid0", 2, 1932550144},
-                        Case{"detail_raid5.txt", "raid5", 3, 20970496},
-                        Case{"detail_raid6.txt", "raid6", 4, 20970496},
-                        Case{"detail_raid10.txt", "raid10", 4, 20970496}}) {
+  // Recorded on 48 MiB partitions (tests/ramdisk/record_mdadm_fixtures.py).
+  for (const Case& c : {Case{"detail_raid0.txt", "raid0", 2, 97280},
+                        Case{"detail_raid5.txt", "raid5", 3, 97280},
+                        Case{"detail_raid6.txt", "raid6", 4, 97280},
+                        Case{"detail_raid10.txt", "raid10", 4, 97280}}) {
     INFO(c.fixture);
     auto detail = parseMdadmDetail(detailText(c.fixture));
     REQUIRE(detail);
@@ -99,7 +100,7 @@ TEST_CASE("parseMdadmExamine reads a member superblock", "[agent][raid][mdadm]")
   REQUIRE(examine);
   CHECK(examine->device == "/dev/sda1");
   CHECK(examine->version == "1.0");
-  CHECK(examine->arrayUuid == "83143055:2781ddf5:2c8f44c7:9b45d92e");
+  CHECK(examine->arrayUuid == "4abff139:c1b2dcaa:1fac110c:c15cc1f0");
   CHECK(examine->name == "node-17:0");
   CHECK(examine->raidLevel == "raid1");
   CHECK(examine->raidDevices == 2);
@@ -209,5 +210,27 @@ TEST_CASE("Mdadm turns a failed create into an error with mdadm's reason", "[age
   CHECK(created.error().code == ErrorCode::Internal);
   CHECK_THAT(created.error().message, Catch::Contains("exit 1"));
   CHECK_THAT(created.error().message, Catch::Contains("/dev/sdb1 is not suitable"));
+  test::checkAllConsumed(runner);
+}
+
+TEST_CASE("Mdadm::examine: no superblock, whichever way mdadm says it", "[agent][raid][mdadm]") {
+  // A partition without metadata (exit 1 on stderr); a disk with a partition table, which
+  // mdadm 4.2 describes with exit 0 (the recorded fixture); a real error.
+  test::ReplayCommandRunner runner;
+  runner.expect({"mdadm", "--examine", "/dev/sdb3"},
+                CommandOutput{1, "", "mdadm: No md superblock detected on /dev/sdb3.\n"})
+      .expect({"mdadm", "--examine", "/dev/sdb"}, "mdadm/examine_no_superblock.txt")
+      .expect({"mdadm", "--examine", "/dev/sdz"},
+              CommandOutput{2, "", "mdadm: cannot open /dev/sdz: No such file or directory\n"});
+  Mdadm mdadm(runner);
+  auto partition = mdadm.examine("/dev/sdb3");
+  REQUIRE(partition);
+  CHECK_FALSE(partition->has_value());
+  auto disk = mdadm.examine("/dev/sdb");
+  REQUIRE(disk);
+  CHECK_FALSE(disk->has_value());
+  auto missing = mdadm.examine("/dev/sdz");
+  REQUIRE_FALSE(missing);
+  CHECK_THAT(missing.error().message, Catch::Contains("No such file"));
   test::checkAllConsumed(runner);
 }
