@@ -135,6 +135,12 @@ class DirectDeploy final : public DeployInterface {
       return "Some parameters were missing in node's instance_info. Missing are: ['image_source']";
     }
     if (auto info = buildImageInfo(task); !info) return info.error().message;
+    // A config drive PATCHed into instance_info is checked here too, so that a deployment
+    // request carrying none fails at once (400) rather than in write_image.
+    if (auto it = task.instanceInfo.find("configdrive");
+        it != task.instanceInfo.end() && !isEmptyConfigDrive(*it)) {
+      if (auto valid = validateConfigDrive(*it); !valid) return valid.error().message;
+    }
     return std::nullopt;
   }
   Result<StepResult> prepareCleaning(TaskContext& task) override {

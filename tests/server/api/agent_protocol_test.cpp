@@ -425,6 +425,28 @@ TEST_CASE("a bad configdrive is refused when the request arrives and changes not
   REQUIRE(verb(api, "n1", "active", {{"configdrive", "http://127.0.0.1:9/cd.iso.gz"}}).status == 202);
 }
 
+TEST_CASE("a bad configdrive PATCHed into instance_info fails validation and the deploy request",
+          "[server][agent][configdrive]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  auto n = node(api, "n1");
+  Json info = n["instance_info"];
+  info["configdrive"] = {{"meta_data", "text"}};
+  REQUIRE(api.patch("/v1/nodes/n1", Json::array({{{"op", "replace"}, {"path", "/instance_info"},
+                                                   {"value", info}}})).status == 200);
+  auto v = api.get("/v1/nodes/n1/validate").json();
+  CHECK(v["deploy"]["result"] == false);
+  CHECK_THAT(v["deploy"]["reason"].get<std::string>(), Catch::Contains("is not of type 'object'"));
+  auto r = verb(api, "n1", "active");
+  CHECK(r.status == 400);
+  CHECK(node(api, "n1")["provision_state"] == "available");
+  // An empty one is "no config drive", as in Ironic.
+  info["configdrive"] = Json::object();
+  api.patch("/v1/nodes/n1", Json::array({{{"op", "replace"}, {"path", "/instance_info"}, {"value", info}}}));
+  CHECK(api.get("/v1/nodes/n1/validate").json()["deploy"]["result"] == true);
+}
+
 TEST_CASE("a failed agent step fails the deployment naming the step", "[server][agent]") {
   TestApi api;
   createAgentNode(api, "n1");
