@@ -28,6 +28,12 @@ agent, the BMC emulator downloads it from kiln-server and puts it in the VM's CD
 UEFI whole-disk image goes to /dev/vda (no RAID) with a JSON config drive; the CD must be
 ejected once the node is active.
 
+With --boot pxe (UEFI) the pxe boot interface boots the agent through shim and Debian's signed
+network GRUB, which kiln-server copied into its tftp_root at start-up ([pxe]
+loader_file_paths' defaults): the VM's DHCP boot file is bootx64.efi from that directory, GRUB
+reads the per-MAC configuration kiln-server wrote and fetches the kernel and initramfs over
+TFTP. The UEFI whole-disk image goes to /dev/vda (no RAID).
+
 With --image partition the instance image is a partition image (make_partition_image.sh: an
 ext4 file system with GRUB's tools, a kernel and an initramfs in /boot) deployed with
 image_type partition and root_gb 1 onto /dev/vda (no RAID): the agent partitions the disk,
@@ -105,6 +111,7 @@ class Run:
         self.server = None
         self.bmc = None
         self.last = None  # the last state shown
+        self.bootfile = "boot.ipxe"  # the VM's DHCP boot file
 
     def say(self, text):
         print("[%6.1fs] %s" % (time.monotonic() - self.t0, text), flush=True)
@@ -186,7 +193,7 @@ def start_bmc(run, work, disks, port=0):
         vm += ",firmware=uefi"
     run.bmc = subprocess.Popen([sys.executable, os.path.join(HERE, "redfish_qemu_bmc.py"), "--port", str(port),
                                 "--port-file", bmc_port, "--state-dir", os.path.join(work, "bmc"),
-                                "--vm", vm, "--tftp-dir", os.path.join(work, "tftp"), "--bootfile", "boot.ipxe",
+                                "--vm", vm, "--tftp-dir", os.path.join(work, "tftp"), "--bootfile", run.bootfile,
                                 "--serial-log-dir", work, "--user", BMC_USER, "--password", BMC_PASSWORD],
                                stdout=open(os.path.join(work, "bmc.log"), "ab"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
@@ -239,15 +246,18 @@ def main():
     ap.add_argument("--server", required=True)
     ap.add_argument("--agent", required=True)
     ap.add_argument("--firmware", choices=("bios", "uefi"), default="bios")
-    ap.add_argument("--boot", choices=("ipxe", "vmedia"), default="ipxe")
+    ap.add_argument("--boot", choices=("ipxe", "vmedia", "pxe"), default="ipxe")
     ap.add_argument("--image", choices=("whole", "partition"), default="whole")
     ap.add_argument("--demo", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
     uefi = args.firmware == "uefi"
     vmedia = args.boot == "vmedia"
+    pxe = args.boot == "pxe"
+    if pxe and not uefi:
+        ap.error("--boot pxe needs --firmware uefi (pxelinux is not installed for the test)")
     partition = args.image == "partition"
-    plain = vmedia or partition  # one disk (vda), no RAID template
+    plain = vmedia or partition or pxe  # one disk (vda), no RAID template
     if vmedia and not uefi:
         ap.error("--boot vmedia needs --firmware uefi (the test's instance image)")
     tools = ["qemu-system-x86_64", "qemu-img", "sgdisk"]
@@ -299,9 +309,14 @@ def main():
             extra = ("[conductor]\napi_url = http://10.0.2.2:%d\n"
                      "[deploy]\nexternal_http_url = http://127.0.0.1:%d/v1/vmedia\nhttp_root = %s/httpboot\n"
                      % (port, port, work))
+        if pxe:
+            # The agent's API URL goes into GRUB's configuration file; the VM's TFTP directory
+            # is kiln-server's tftp_root.
+            port = free_port()
+            extra = "[conductor]\napi_url = http://10.0.2.2:%d\n[pxe]\ntftp_root = %s/tftp\n" % (port, work)
         run.server = KilnServer(args.server, work,
                                 "[DEFAULT]\nenabled_hardware_types = redfish\n"
-                                "enabled_boot_interfaces = ipxe, redfish-virtual-media\n"
+                                "enabled_boot_interfaces = ipxe, pxe, redfish-virtual-media\n"
                                 "enabled_deploy_interfaces = direct\n"
                                 "enabled_raid_interfaces = agent, no-raid\n"
                                 "[conductor]\nsync_power_state_interval = 0\nperiodic_interval = 1\n"
@@ -316,8 +331,12 @@ def main():
 
         # The VM: three disks, a BMC, iPXE chaining to kiln-server.
         tftp = os.path.join(work, "tftp")
-        os.mkdir(tftp)
-        if not vmedia:  # with virtual media the VM has nothing to network-boot
+        os.makedirs(tftp, exist_ok=True)
+        if pxe:
+            for loader in ("bootx64.efi", "grubx64.efi"):
+                assert os.path.exists(os.path.join(tftp, loader)), "kiln-server did not copy " + loader
+            run.bootfile = "bootx64.efi"
+        elif not vmedia:  # with virtual media the VM has nothing to network-boot
             with open(os.path.join(tftp, "boot.ipxe"), "w") as f:
                 f.write("#!ipxe\nchain http://10.0.2.2:%d/boot.ipxe\n" % run.server.port)
         disks = []
@@ -333,7 +352,7 @@ def main():
             properties["root_device"] = {"name": "/dev/vda"}
         node = run.api("POST", "/v1/nodes", {
             "name": "e2e-vm1", "driver": "redfish",
-            "boot_interface": "redfish-virtual-media" if vmedia else "ipxe",
+            "boot_interface": "redfish-virtual-media" if vmedia else ("pxe" if pxe else "ipxe"),
             "deploy_interface": "direct", "raid_interface": "agent",
             "properties": properties,
             "driver_info": {"redfish_address": bmc_url, "redfish_system_id": "/redfish/v1/Systems/vm1",
@@ -441,6 +460,22 @@ def main():
             for name, seconds in run.phases:
                 print("  %-62s %6.1f s" % (name, seconds))
             print("e2e provision test (partition image) passed")
+            return 0
+
+        if pxe:
+            # Shim, then Debian's signed network GRUB with kiln-server's per-MAC configuration.
+            with open(os.path.join(work, "vm1.serial.log"), "rb") as f:
+                serial = f.read().decode("utf-8", "replace")
+            assert "bootx64.efi" in serial and "GNU GRUB" in serial, "the agent did not boot through shim and GRUB"
+            # Once the agent is done the node's TFTP files are gone (as Ironic cleans them up).
+            leftovers = [n for n in os.listdir(tftp) if MAC.lower() in n.lower() or MAC.replace(":", "-") in n or
+                         n == uuid]
+            assert not leftovers, leftovers
+            run.say("the agent booted through shim and signed GRUB over TFTP; the instance answered")
+            print("\nPhase times (QEMU TCG, UEFI, pxe with shim and GRUB):")
+            for name, seconds in run.phases:
+                print("  %-62s %6.1f s" % (name, seconds))
+            print("e2e provision test (pxe) passed")
             return 0
 
         if vmedia:
