@@ -47,6 +47,15 @@ std::optional<std::string> findEntry(SysfsReader& fs, const std::string& dir, st
   return std::nullopt;
 }
 
+/// A name fit for a firmware path component: printable ASCII (spaces allowed) without '\\' or
+/// '/', and not "." or "..". ESPs are FAT; anything else is not a loader the agent registers.
+bool safeEfiName(std::string_view name) {
+  if (name.empty() || name.size() > 255 || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return c >= 0x20 && c < 0x7f && c != '\\' && c != '/';
+  });
+}
+
 std::string firmwarePath(const std::string& vendor, const std::string& file) {
   return "\\EFI\\" + vendor + "\\" + file;
 }
@@ -188,12 +197,15 @@ std::vector<EfiLoader> parseBootCsv(std::string_view raw, std::string_view vendo
     begin = end + 1;
     const size_t comma = line.find(',');
     const std::string loader = trim(line.substr(0, comma));
-    if (loader.empty() || loader.find_first_of("\\/") != std::string::npos) continue;
+    if (!safeEfiName(loader)) continue;
     std::string label;
     if (comma != std::string::npos) {
       const size_t next = line.find(',', comma + 1);
       label = trim(line.substr(comma + 1, next == std::string::npos ? std::string::npos : next - comma - 1));
     }
+    // The label goes to efibootmgr -L: printable ASCII only.
+    label.erase(std::remove_if(label.begin(), label.end(), [](char c) { return c < 0x20 || c >= 0x7f; }),
+                label.end());
     if (label.empty()) label = std::string(vendorDir);
     loaders.push_back({firmwarePath(std::string(vendorDir), loader), label});
   }
@@ -210,7 +222,7 @@ EspContent readEspContent(SysfsReader& esp) {
   }
   std::vector<std::string> vendors;
   for (const std::string& dir : esp.list(efiDir)) {
-    if (!equalsIgnoreCase(dir, "BOOT")) vendors.push_back(dir);
+    if (!equalsIgnoreCase(dir, "BOOT") && safeEfiName(dir)) vendors.push_back(dir);
   }
   for (const std::string& vendor : vendors) {
     const std::string dir = efiDir + "/" + vendor;
@@ -218,7 +230,7 @@ EspContent readEspContent(SysfsReader& esp) {
     if (!csv) continue;
     for (EfiLoader loader : parseBootCsv(esp.read(dir + "/" + *csv).value_or(""), vendor)) {
       const std::string file = loader.path.substr(loader.path.rfind('\\') + 1);
-      if (const auto stored = findEntry(esp, dir, file)) {
+      if (const auto stored = findEntry(esp, dir, file); stored && safeEfiName(*stored)) {
         loader.path = firmwarePath(vendor, *stored);
         content.loaders.push_back(std::move(loader));
       }
@@ -228,7 +240,7 @@ EspContent readEspContent(SysfsReader& esp) {
     for (const std::string& vendor : vendors) {
       const std::string dir = efiDir + "/" + vendor;
       for (std::string_view name : {"shimx64.efi", "grubx64.efi"}) {
-        if (const auto stored = findEntry(esp, dir, name)) {
+        if (const auto stored = findEntry(esp, dir, name); stored && safeEfiName(*stored)) {
           content.loaders.push_back({firmwarePath(vendor, *stored), vendor});
           break;
         }

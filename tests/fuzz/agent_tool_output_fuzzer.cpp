@@ -178,10 +178,24 @@ void espTree(std::string_view records) {
   MemorySysfs esp(records);
   const EspContent content = readEspContent(esp);
   for (const EfiLoader& loader : content.loaders) {
-    // A loader path is handed to efibootmgr -l and names a file below \EFI.
-    if (!loader.path.starts_with("\\EFI\\") || loader.path.find("..") != std::string::npos) {
-      fuzz::fail("readEspContent returned a loader outside \\EFI", records);
+    // A loader path is handed to efibootmgr -l: \EFI\<dir>\<file>, each part printable ASCII
+    // and neither "." nor ".."; its label goes to -L and is printable ASCII.
+    const std::string_view prefix = "\\EFI\\";
+    bool ok = loader.path.starts_with(prefix) && !loader.label.empty();
+    std::string_view rest = std::string_view(loader.path).substr(ok ? prefix.size() : 0);
+    int parts = 0;
+    while (ok) {
+      const size_t end = rest.find('\\');
+      const std::string_view part = rest.substr(0, end);
+      ok = !part.empty() && part != "." && part != ".." &&
+           std::all_of(part.begin(), part.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '/'; });
+      ++parts;
+      if (end == std::string_view::npos) break;
+      rest.remove_prefix(end + 1);
     }
+    ok = ok && parts == 2 &&
+         std::all_of(loader.label.begin(), loader.label.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+    if (!ok) fuzz::fail("readEspContent returned a loader efibootmgr must not get", records);
   }
 }
 

@@ -43,7 +43,7 @@ class RedfishVirtualMediaBoot final : public BootInterface {
     if (!task.config) return std::nullopt;
     const Config& config = *task.config;
     if (const std::string iso = deployIso(task); !iso.empty()) {
-      if (netboot::isUrl(iso)) return std::nullopt;
+      if (netboot::isUrl(iso)) return std::nullopt;  // the BMC fetches it from there
       if (auto file = checkLocalFile(config, iso); !file) return "The deploy ISO " + file.error().message + ".";
     } else {
       auto images = netboot::deployImages(config, task.driverInfo);

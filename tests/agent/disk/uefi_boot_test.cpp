@@ -282,3 +282,16 @@ TEST_CASE("UEFI boot falls back to the removable-media path, or fails without on
     CHECK_THAT(noLoader.error().message, Catch::Contains("has no boot loader"));
   }
 }
+
+TEST_CASE("ESP names the agent would not hand to efibootmgr", "[agent][disk][uefi][fuzz]") {
+  // Found by the agent_tool_output fuzzer (tests/fuzz/regressions/agent_tool_output/).
+  CHECK(parseBootCsv("..,x\n.,y\nshim\x01.efi,z\n", "debian").empty());
+  auto labelled = parseBootCsv("shimx64.efi,deb\x02ian\n", "debian");
+  REQUIRE(labelled.size() == 1);
+  CHECK(labelled[0].label == "debian");
+  test::TempDir dir("kiln-esp");
+  put(dir.path / "EFI/bad\x7fvendor/shimx64.efi", "x");
+  put(dir.path / "EFI/debian/BOOTX64.CSV", "..,up\n");
+  RootedSysfsReader esp(dir.path.string());
+  CHECK(readEspContent(esp).loaders.empty());
+}
