@@ -117,6 +117,21 @@ Result<void> openChecked(const std::string& real, Fd& out, struct stat& st) {
   return {};
 }
 
+/// Everything left to read from `file`; `shown` names it in errors.
+Result<std::string> readAll(Fd& file, const std::string& shown, size_t sizeHint) {
+  std::string out;
+  out.reserve(sizeHint);
+  char chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(file.fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return internalError("Cannot read " + shown + ": " + std::strerror(errno));
+    if (n == 0) break;
+    out.append(chunk, static_cast<size_t>(n));
+  }
+  return out;
+}
+
 }  // namespace
 
 bool isFileUrl(std::string_view location) { return location.rfind(kFileScheme, 0) == 0; }
@@ -190,17 +205,16 @@ Result<std::string> readLocalFile(const Config& config, std::string_view locatio
   Fd file;
   struct stat st {};
   KILN_TRY_VOID(openChecked(real, file, st));
-  std::string out;
-  out.reserve(static_cast<size_t>(st.st_size));
-  char chunk[65536];
-  for (;;) {
-    const ssize_t n = ::read(file.fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return internalError("Cannot read " + quoted(real) + ": " + std::strerror(errno));
-    if (n == 0) break;
-    out.append(chunk, static_cast<size_t>(n));
-  }
-  return out;
+  return readAll(file, quoted(real), static_cast<size_t>(st.st_size));
+}
+
+Result<std::string> readRegularFile(const std::string& path) {
+  Fd file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (file.fd < 0) return notFound(quoted(path) + " cannot be opened: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) return notFound(quoted(path) + " is not a regular file");
+  return readAll(file, quoted(path), static_cast<size_t>(st.st_size));
 }
 
 Result<void> copyLocalFile(const Config& config, std::string_view location, const std::string& destination) {

@@ -56,6 +56,11 @@ Result<std::string> checkLocalFile(const Config& config, std::string_view locati
 /// checkLocalFile, then the file's bytes (read from the checked descriptor).
 Result<std::string> readLocalFile(const Config& config, std::string_view location);
 
+/// The bytes of the regular file at `path`, opened without following a symbolic link (for
+/// files kiln-server names itself, such as the ISOs in [deploy] http_root). NotFound when it
+/// is missing, a link or not a regular file; Internal when reading fails.
+Result<std::string> readRegularFile(const std::string& path);
+
 /// checkLocalFile, then copies the file to `destination` (created or replaced).
 Result<void> copyLocalFile(const Config& config, std::string_view location,
                            const std::string& destination);

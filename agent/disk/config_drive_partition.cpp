@@ -1,11 +1,10 @@
 #include "agent/disk/config_drive_partition.h"
 
-#include <sys/stat.h>
-
 #include <optional>
 
 #include "agent/disk/block_device_lister.h"
 #include "agent/disk/mbr.h"
+#include "agent/disk/partx.h"
 #include "agent/disk/sgdisk.h"
 
 namespace kiln::agent {
@@ -15,8 +14,7 @@ constexpr std::string_view kLabel = "config-2";
 
 PartitionTarget targetOf(const std::string& device, const GptTable& table,
                          const GptPartition& partition) {
-  return PartitionTarget{device, partition.startSector * table.sectorSize,
-                         partition.sizeSectors() * table.sectorSize};
+  return PartitionTarget{device, table.offsetOf(partition), table.bytesOf(partition)};
 }
 
 /// The partition named "config-2" (highest number wins), else one whose file system is
@@ -29,8 +27,7 @@ std::optional<GptPartition> findConfigDrive(const std::string& device, const Gpt
   }
   if (found) return found;
   for (const GptPartition& p : table.partitions) {
-    auto probed =
-        probe.probe(device, p.startSector * table.sectorSize, p.sizeSectors() * table.sectorSize);
+    auto probed = probe.probe(device, table.offsetOf(p), table.bytesOf(p));
     if (probed && probed->label == kLabel) return p;
   }
   return std::nullopt;
@@ -45,23 +42,6 @@ Result<PartitionTarget> checkedTarget(const std::string& device, const GptTable&
                    std::to_string(target.size) + " bytes)");
   }
   return target;
-}
-
-bool isBlockDevice(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
-}
-
-void rereadPartitions(StepContext& context, const std::string& device) {
-  if (!isBlockDevice(device)) return;
-  Command command;
-  command.argv = {"partx", "-u", device};
-  auto out = context.runner->run(command);
-  if (!out || out->exitCode != 0) {
-    // NOTE(kiln): the writer uses the whole-device offset, so a stale kernel view is harmless.
-    context.log.warning("partx -u failed; the kernel keeps the old partition table",
-                        {{"device", device}});
-  }
 }
 
 Result<PartitionTarget> prepareOnGpt(StepContext& context, const std::string& device,

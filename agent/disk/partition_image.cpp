@@ -5,6 +5,7 @@
 
 #include "agent/disk/device_io.h"
 #include "agent/disk/sgdisk.h"
+#include "agent/disk/wipefs.h"
 #include "shared/core/strings.h"
 
 namespace kiln::agent {
@@ -25,8 +26,7 @@ Result<void> run(StepContext& context, std::vector<std::string> argv, bool chroo
   // The image's tools see their own PATH and the C locale (which keeps locale settings out of
   // the grub.cfg they write).
   if (chrootPath) command.env = {{"PATH", kChrootPath}, {"LANG", "C"}, {"LC_ALL", "C"}};
-  const CommandOutput out = KILN_TRY(context.runner->run(command));
-  if (out.exitCode != 0) return internalError(failureMessage(command, out));
+  KILN_TRY(runChecked(*context.runner, std::move(command), ""));
   return {};
 }
 
@@ -83,15 +83,15 @@ Result<PartitionImageLayout> partitionForImage(StepContext& context, const std::
   const GptPartition* boot = nullptr;
   for (const GptPartition& p : table.partitions) {
     if (p.number == layout.rootPartition) {
-      layout.rootOffset = p.startSector * table.sectorSize;
-      layout.rootBytes = p.sizeSectors() * table.sectorSize;
+      layout.rootOffset = table.offsetOf(p);
+      layout.rootBytes = table.bytesOf(p);
     }
     if (p.number == layout.bootPartition) boot = &p;
   }
   if (!boot || layout.rootBytes == 0) return internalError("sgdisk did not make the partitions on " + disk);
   if (uefi) {
-    const uint64_t sectors = boot->startSector * table.sectorSize / 512;
-    const uint64_t kib = boot->sizeSectors() * table.sectorSize / 1024;
+    const uint64_t sectors = table.offsetOf(*boot) / 512;  // mkfs.vfat counts 512-byte sectors
+    const uint64_t kib = table.bytesOf(*boot) / 1024;
     KILN_TRY_VOID(run(context, {"mkfs.vfat", "-I", "-F", "32", "-n", "EFI-SYSTEM", "--offset",
                                 std::to_string(sectors), disk, std::to_string(kib)}));
   }

@@ -15,6 +15,13 @@ std::string partitionPath(std::string_view disk, int number) {
   return path + std::to_string(number);
 }
 
+bool isMdDevice(std::string_view path) {
+  if (path.starts_with("/dev/md")) return true;
+  const size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return name.size() > 2 && name.starts_with("md") && isDigit(name[2]);
+}
+
 std::string holderDisk(std::string_view partition) {
   size_t end = partition.size();
   while (end > 0 && isDigit(partition[end - 1])) --end;

@@ -13,6 +13,10 @@ namespace kiln::agent {
 /// "/dev/loop0" -> "/dev/loop0p1", "/dev/mmcblk0" -> "/dev/mmcblk0p1".
 std::string partitionPath(std::string_view disk, int number);
 
+/// Whether `path` names a software RAID array: /dev/md... ("/dev/md0", "/dev/md/root"), or a
+/// device whose name is md<N> ("md127", "/tmp/x/md0" in tests).
+bool isMdDevice(std::string_view path);
+
 /// The inverse: the disk holding partition `partition` ("/dev/nvme0n1p2" -> "/dev/nvme0n1",
 /// "/dev/sdb1" -> "/dev/sdb"). A path without a partition suffix is returned unchanged.
 std::string holderDisk(std::string_view partition);

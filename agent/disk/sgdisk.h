@@ -33,6 +33,10 @@ struct GptTable {
   uint64_t firstUsableSector = 0;
   uint64_t lastUsableSector = 0;
   std::vector<GptPartition> partitions;
+
+  /// Where `p` lies on the whole device, in bytes.
+  uint64_t offsetOf(const GptPartition& p) const { return p.startSector * sectorSize; }
+  uint64_t bytesOf(const GptPartition& p) const { return p.sizeSectors() * sectorSize; }
 };
 
 /// Parses `sgdisk -p` output. InvalidArgument when the "Disk ...: N sectors" line or the

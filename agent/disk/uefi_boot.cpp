@@ -8,6 +8,8 @@
 #include <optional>
 
 #include "agent/disk/device_io.h"
+#include "agent/disk/partx.h"
+#include "agent/disk/wipefs.h"
 #include "agent/disk/partition_naming.h"
 #include "agent/disk/sgdisk.h"
 #include "agent/raid/mdadm.h"
@@ -60,31 +62,11 @@ std::string firmwarePath(const std::string& vendor, const std::string& file) {
   return "\\EFI\\" + vendor + "\\" + file;
 }
 
+/// Runs a tool; a non-zero exit is Internal with its output (wipefs.h's runChecked).
 Result<CommandOutput> runTool(StepContext& context, std::vector<std::string> argv) {
   Command command;
   command.argv = std::move(argv);
-  return context.runner->run(command);
-}
-
-Result<void> runChecked(StepContext& context, std::vector<std::string> argv) {
-  const std::string what = argv.front() + (argv.size() > 1 ? " " + argv[1] : "");
-  const CommandOutput out = KILN_TRY(runTool(context, argv));
-  if (out.exitCode != 0) {
-    std::string joined;
-    for (const auto& a : argv) joined += (joined.empty() ? "" : " ") + a;
-    return internalError(joined + " failed (exit " + std::to_string(out.exitCode) + "): " +
-                         trim(out.err + out.out));
-  }
-  return {};
-}
-
-void rereadPartitions(StepContext& context, const std::string& device) {
-  if (!isBlockDevice(device)) return;
-  auto out = runTool(context, {"partx", "-u", device});
-  if (!out || out->exitCode != 0) {
-    context.log.warning("partx -u failed; the kernel may not see the new partitions",
-                        {{"device", device}});
-  }
+  return runChecked(*context.runner, std::move(command), "");
 }
 
 /// An ESP of a disk: where it is on the whole device.
@@ -95,12 +77,13 @@ struct EspLocation {
   uint64_t bytes = 0;
 };
 
+EspLocation locate(const std::string& device, const GptTable& table, const GptPartition& p) {
+  return EspLocation{device, p.number, table.offsetOf(p), table.bytesOf(p)};
+}
+
 std::optional<EspLocation> firstEsp(const std::string& device, const GptTable& table) {
   for (const GptPartition& p : table.partitions) {
-    if (equalsIgnoreCase(p.code, kEspCode)) {
-      return EspLocation{device, p.number, p.startSector * table.sectorSize,
-                         p.sizeSectors() * table.sectorSize};
-    }
+    if (equalsIgnoreCase(p.code, kEspCode)) return locate(device, table, p);
   }
   return std::nullopt;
 }
@@ -111,10 +94,7 @@ Result<EspLocation> memberEsp(StepContext& context, const std::string& disk, con
   GptTable table = KILN_TRY(sgdisk.print(disk));
   auto named = [&]() -> std::optional<EspLocation> {
     for (const GptPartition& p : table.partitions) {
-      if (p.name == kMemberEspName) {
-        return EspLocation{disk, p.number, p.startSector * table.sectorSize,
-                           p.sizeSectors() * table.sectorSize};
-      }
+      if (p.name == kMemberEspName) return locate(disk, table, p);
     }
     return std::nullopt;
   };
@@ -154,13 +134,9 @@ std::string deviceName(const std::string& path) {
 /// Removes the entries carrying one of `labels` (what a previous deployment left).
 Result<void> removeEntries(StepContext& context, const std::vector<std::string>& labels) {
   const CommandOutput listed = KILN_TRY(runTool(context, {"efibootmgr"}));
-  if (listed.exitCode != 0) {
-    return internalError("efibootmgr failed (exit " + std::to_string(listed.exitCode) + "): " +
-                         trim(listed.err + listed.out));
-  }
   for (const EfiBootEntry& entry : parseEfibootmgrList(listed.out)) {
     if (std::find(labels.begin(), labels.end(), entry.label) == labels.end()) continue;
-    KILN_TRY_VOID(runChecked(context, {"efibootmgr", "-q", "-b", entry.number, "-B"}));
+    KILN_TRY(runTool(context, {"efibootmgr", "-q", "-b", entry.number, "-B"}));
   }
   return {};
 }
@@ -177,9 +153,9 @@ Result<void> registerEntries(StepContext& context, const std::vector<PlannedEntr
   KILN_TRY_VOID(removeEntries(context, labels));
   // efibootmgr -c puts each new entry first in BootOrder: create the last one first.
   for (auto it = planned.rbegin(); it != planned.rend(); ++it) {
-    KILN_TRY_VOID(runChecked(context, {"efibootmgr", "-q", "-c", "-d", it->esp.disk, "-p",
-                                       std::to_string(it->esp.number), "-L", it->label, "-l",
-                                       it->loader.path}));
+    KILN_TRY(runTool(context, {"efibootmgr", "-q", "-c", "-d", it->esp.disk, "-p",
+                               std::to_string(it->esp.number), "-L", it->label, "-l",
+                               it->loader.path}));
   }
   return {};
 }
@@ -278,14 +254,14 @@ Result<EspContent> inspectMountedEsp(StepContext& context, const std::string& pa
   char dir[] = "/tmp/kiln-esp.XXXXXX";
   if (::mkdtemp(dir) == nullptr) return internalError("Cannot make a mount point for " + partition);
   const std::string mountPoint = dir;
-  auto mounted = runChecked(context, {"mount", "-t", "vfat", "-o", "ro", partition, mountPoint});
+  auto mounted = runTool(context, {"mount", "-t", "vfat", "-o", "ro", partition, mountPoint});
   if (!mounted) {
     ::rmdir(dir);
     return std::unexpected(mounted.error());
   }
   RootedSysfsReader esp(mountPoint);
   EspContent content = readEspContent(esp);
-  auto unmounted = runChecked(context, {"umount", mountPoint});
+  auto unmounted = runTool(context, {"umount", mountPoint});
   if (!unmounted) {
     context.log.warning("Cannot unmount an EFI system partition",
                         {{"partition", partition}, {"error", unmounted.error().message}});
@@ -306,7 +282,7 @@ Result<json> installUefiBoot(StepContext& context, const std::string& rootDevice
                    "so this UEFI machine cannot boot it: deploy a UEFI image, or ask for "
                    "boot_mode bios");
   }
-  const bool raid = deviceName(rootDevice).starts_with("md");
+  const bool raid = isMdDevice(rootDevice);
   std::vector<EspLocation> esps;
   if (raid) {
     Mdadm mdadm(*context.runner);

@@ -110,32 +110,32 @@ void linkByUuid(const std::string& uuid, const std::string& partition, StepConte
 /// A partition image: the agent's partitions, the image in the root one, the image's GRUB.
 Result<json> writePartitionImage(StepContext& ctx, const json& args, const ImageInfo& info,
                                  const BlockDevice& root, SysfsReader& sysfs) {
-  if (root.name.rfind("/dev/md", 0) == 0) {
+  if (isMdDevice(root.name)) {
     return invalid("Partition images on a software RAID root are not supported by Kiln: deploy a "
                    "whole-disk image onto " + root.name);
   }
-  const bool uefi = sysfs.exists("/sys/firmware/efi");
+  const bool uefi = bootedThroughUefi(sysfs);
   const PartitionImageLayout layout = KILN_TRY(partitionForImage(ctx, root.name, root.size, info.rootMb, uefi));
   ctx.log.info("writing partition image", {{"device", root.name}, {"partition", std::to_string(layout.rootPartition)}});
   const WriteResult written =
       KILN_TRY(writeImage(ctx, info, WriteTarget{root.name, layout.rootOffset, layout.rootBytes}));
   json result = writeResult(root, written, KILN_TRY(writeConfigDrive(ctx, args, root.name)));
+  const std::string rootPartition = partitionPath(root.name, layout.rootPartition);
   result["image_type"] = "partition";
-  result["root_partition"] = partitionPath(root.name, layout.rootPartition);
+  result["root_partition"] = rootPartition;
   if (ctx.byHand) return result;  // the machine's boot is not the agent's to change
   BlkidBlockDeviceProbe probe;
   const ProbeResult fs = KILN_TRY(probe.probe(root.name, layout.rootOffset, layout.rootBytes));
   if (fs.filesystemType.empty()) {
-    return invalid("The partition image written to " + result["root_partition"].get<std::string>() +
+    return invalid("The partition image written to " + rootPartition +
                    " holds no file system libblkid knows; a partition image is one file system");
   }
   // The ramdisk has no udev: without /dev/disk/by-uuid the image's grub-mkconfig writes
   // root=/dev/vdaN instead of root=UUID=..., which a renamed disk would break.
-  if (!fs.uuid.empty()) linkByUuid(fs.uuid, result["root_partition"].get<std::string>(), ctx);
+  if (!fs.uuid.empty()) linkByUuid(fs.uuid, rootPartition, ctx);
   char base[] = "/tmp/kiln-root.XXXXXX";
   if (::mkdtemp(base) == nullptr) return internalError("Cannot make a mount point for the image's root");
-  auto grub = installImageGrub(ctx, layout, partitionPath(root.name, layout.rootPartition),
-                               partitionPath(root.name, layout.bootPartition), fs.filesystemType, base);
+  auto grub = installImageGrub(ctx, layout, rootPartition, partitionPath(root.name, layout.bootPartition), fs.filesystemType, base);
   ::rmdir(base);
   result.update(KILN_TRY(std::move(grub)));
   if (uefi) result.update(KILN_TRY(installUefiBoot(ctx, root.name, sysfs)));
@@ -157,10 +157,10 @@ Result<json> writeImageStep(StepContext& ctx, const json& args, SysfsReader& sys
   // Run by hand the agent does not own the machine's boot. A UEFI machine: the image's ESP
   // (on each RAID member disk) and a firmware boot entry. A legacy-BIOS machine with a software
   // RAID root: boot code on every member disk.
-  if (!ctx.byHand && sysfs.exists("/sys/firmware/efi")) {
+  if (!ctx.byHand && bootedThroughUefi(sysfs)) {
     const json boot = KILN_TRY(installUefiBoot(ctx, root.name, sysfs));
     result.update(boot);
-  } else if (!ctx.byHand && root.name.rfind("/dev/md", 0) == 0) {
+  } else if (!ctx.byHand && isMdDevice(root.name)) {
     const json boot = KILN_TRY(installRaidBiosBoot(ctx, root.name));
     result["bios_boot_disks"] = boot["bios_boot_disks"];
   }

@@ -141,7 +141,7 @@ nlohmann::json collectInventory(SysfsReader& sysfs, std::span<const BlockDevice>
                                 const std::string& architecture) {
   json diskList = json::array();
   for (const BlockDevice& disk : disks) diskList.push_back(disk.toJson());
-  const bool uefi = sysfs.exists("/sys/firmware/efi");
+  const bool uefi = bootedThroughUefi(sysfs);
   return {{"cpu", collectCpu(sysfs, architecture)},
           {"memory", collectMemory(sysfs)},
           {"interfaces", collectInterfaces(sysfs)},

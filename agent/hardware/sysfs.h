@@ -47,6 +47,9 @@ class RootedSysfsReader final : public SysfsReader {
 /// `text` without leading and trailing whitespace (sysfs values end with a newline): kiln::trim. Pure.
 std::string trimSysfsValue(std::string_view text);
 
+/// Whether this machine booted the agent through UEFI firmware (/sys/firmware/efi exists).
+inline bool bootedThroughUefi(SysfsReader& sysfs) { return sysfs.exists("/sys/firmware/efi"); }
+
 /// The trimmed content of a sysfs (or /proc) file; "" when it cannot be read.
 std::string readSysfsValue(SysfsReader& sysfs, const std::string& path);
 

@@ -36,7 +36,6 @@ const LevelRule* findLevel(const std::string& level) {
   return nullptr;
 }
 
-bool isMdDevice(const BlockDevice& device) { return device.name.starts_with("/dev/md"); }
 
 std::string namesOf(std::span<const BlockDevice* const> devices) {
   std::string out;
@@ -73,7 +72,7 @@ Result<std::vector<std::string>> volumeDisks(const LogicalDisk& disk,
                                              std::span<const BlockDevice> devices) {
   std::vector<BlockDevice> candidates;
   for (const BlockDevice& d : devices) {
-    if (!isMdDevice(d)) candidates.push_back(d);
+    if (!isMdDevice(d.name)) candidates.push_back(d);
   }
   if (!disk.physicalDisks.empty()) return resolvePhysicalDisks(disk, candidates);
   std::vector<std::string> all;
@@ -202,7 +201,7 @@ nlohmann::json resultDocument(const nlohmann::json& target,
 std::set<std::string> ownDisks(const StepContext& context) {
   std::set<std::string> disks;
   for (const BlockDevice& d : context.devices) {
-    if (!isMdDevice(d)) disks.insert(d.name);
+    if (!isMdDevice(d.name)) disks.insert(d.name);
   }
   return disks;
 }
@@ -294,7 +293,7 @@ uint64_t memberPartitionMiB(const std::string& raidLevel, int64_t sizeGb, size_t
 }
 
 SoftwareRaidLayout raidLayoutFor(SysfsReader& sysfs) {
-  return SoftwareRaidLayout{sysfs.exists("/sys/firmware/efi") ? kRaidBootReserveMiB : 0};
+  return SoftwareRaidLayout{bootedThroughUefi(sysfs) ? kRaidBootReserveMiB : 0};
 }
 
 Result<std::vector<SoftwareRaidVolume>> planSoftwareRaid(const RaidConfig& config,

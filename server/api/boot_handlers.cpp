@@ -1,9 +1,5 @@
 #include "server/api/boot_handlers.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "server/api/handler_support.h"
 #include "server/drivers/netboot/netboot.h"
 #include "server/drivers/vmedia/vmedia_boot.h"
@@ -91,27 +87,9 @@ Result<ApiResponse> BootHandlers::virtualMedia(RequestContext& ctx) {
   constexpr const char* kNotFound = "The resource could not be found.";
   const std::string& name = ctx.param(0);
   if (!vmedia::isBootIsoName(name)) return notFound(kNotFound);
-  const std::string path = deps_.config.httpRoot + "/" + name;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return notFound(kNotFound);
-  struct stat st {};
-  std::string body;
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (ok) {
-    body.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < body.size()) {
-      const ssize_t n = ::read(fd, body.data() + done, body.size() - done);
-      if (n <= 0) {
-        ok = false;
-        break;
-      }
-      done += static_cast<size_t>(n);
-    }
-  }
-  ::close(fd);
-  if (!ok) return notFound(kNotFound);
-  return textResponse(std::move(body), "application/octet-stream");
+  auto body = readRegularFile(deps_.config.httpRoot + "/" + name);
+  if (!body) return notFound(kNotFound);
+  return textResponse(std::move(*body), "application/octet-stream");
 }
 
 }  // namespace kiln::server

@@ -43,43 +43,39 @@ constexpr PropertyDef kRedfishProperties[] = {
      false},
 };
 
-constexpr PropertyDef kNetbootProperties[] = {
-    {"deploy_kernel",
-     "URL or local path of the agent kernel. Required unless the server sets "
-     "[conductor] deploy_kernel.",
-     false},
-    {"deploy_ramdisk",
-     "URL or local path of the agent initramfs. Required unless the server sets "
-     "[conductor] deploy_ramdisk.",
-     false},
-    {"kernel_append_params",
-     "Kernel command line arguments for the agent ramdisk, replacing [pxe] "
-     "kernel_append_params for this node; %default% stands for the configured value. "
-     "Optional.",
-     false},
-};
+// The agent images' properties, shared by the network boot and virtual media interfaces.
+constexpr PropertyDef kDeployKernelProperty{
+    "deploy_kernel",
+    "URL or local path of the agent kernel. Required unless the server sets "
+    "[conductor] deploy_kernel.",
+    false};
+constexpr PropertyDef kDeployRamdiskProperty{
+    "deploy_ramdisk",
+    "URL or local path of the agent initramfs. Required unless the server sets "
+    "[conductor] deploy_ramdisk.",
+    false};
+constexpr PropertyDef kKernelAppendParamsProperty{
+    "kernel_append_params",
+    "Kernel command line arguments for the agent ramdisk, replacing [pxe] "
+    "kernel_append_params for this node; %default% stands for the configured value. "
+    "Optional.",
+    false};
+
+constexpr PropertyDef kNetbootProperties[] = {kDeployKernelProperty, kDeployRamdiskProperty,
+                                              kKernelAppendParamsProperty};
 
 // Ironic's fake vendor interface (the one fake-hardware uses by default) advertises two
 // placeholder properties, so that fake-hardware's property list is not empty; Kiln's does the
 // same, with the same names and texts.
 // Ironic's redfish-virtual-media properties that Kiln honours.
 constexpr PropertyDef kVirtualMediaProperties[] = {
-    {"deploy_kernel",
-     "URL or local path of the agent kernel put on the ISO. Required unless the server sets "
-     "[conductor] deploy_kernel, or deploy_iso is given.",
-     false},
-    {"deploy_ramdisk",
-     "URL or local path of the agent initramfs put on the ISO. Required unless the server sets "
-     "[conductor] deploy_ramdisk, or deploy_iso is given.",
-     false},
+    kDeployKernelProperty,
+    kDeployRamdiskProperty,
     {"deploy_iso",
-     "URL or local path of a bootable ISO of the agent to use instead of building one. Optional.",
+     "URL or local path of a bootable ISO of the agent, used instead of one built from "
+     "deploy_kernel and deploy_ramdisk. Optional.",
      false},
-    {"kernel_append_params",
-     "Kernel command line arguments for the agent ramdisk, replacing [pxe] "
-     "kernel_append_params for this node; %default% stands for the configured value. "
-     "Optional.",
-     false},
+    kKernelAppendParamsProperty,
 };
 
 constexpr PropertyDef kFakeVendorProperties[] = {

@@ -155,6 +155,19 @@ class Run:
             time.sleep(0.25)
         raise AssertionError("no agent heartbeat within %ds" % timeout)
 
+    def passed(self, what, title):
+        """Prints the phase times under `title` and that the test (`what`) passed; 0."""
+        print("\nPhase times (QEMU TCG%s):" % title)
+        for name, seconds in self.phases:
+            print("  %-62s %6.1f s" % (name, seconds))
+        print("e2e provision test%s passed" % what)
+        return 0
+
+    def serial(self):
+        """The VM's serial console so far, as text."""
+        with open(os.path.join(self.work, "vm1.serial.log"), "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
     def phase(self, name, start):
         seconds = time.monotonic() - start
         self.phases.append((name, seconds))
@@ -450,39 +463,28 @@ def main():
             codes = [(r[0], r[5], r[6] if len(r) > 6 else "") for r in rows]
             boot = ("1", "EF00", "efi-system") if uefi else ("1", "EF02", "bios-boot")
             assert codes[:2] == [boot, ("2", "8300", "root")] and codes[2][2] == "config-2", table
-            with open(os.path.join(work, "vm1.serial.log"), "rb") as f:
-                serial = f.read().decode("utf-8", "replace")
+            serial = run.serial()
             assert "GRUB" in serial, "no GRUB on the serial console"
             # grub-mkconfig found the root by UUID (the agent's /dev/disk/by-uuid link).
             assert "root=UUID=4b494c4e-0000-4000-8000-00000000e2e2" in serial, "no root=UUID= on the command line"
             run.say("vda: %s; the image's GRUB booted the instance" % ", ".join(c[2] for c in codes))
-            print("\nPhase times (QEMU TCG, %s, partition image):" % args.firmware.upper())
-            for name, seconds in run.phases:
-                print("  %-62s %6.1f s" % (name, seconds))
-            print("e2e provision test (partition image) passed")
-            return 0
+            return run.passed(" (partition image)", ", %s, partition image" % args.firmware.upper())
 
         if pxe:
             # Shim, then Debian's signed network GRUB with kiln-server's per-MAC configuration.
-            with open(os.path.join(work, "vm1.serial.log"), "rb") as f:
-                serial = f.read().decode("utf-8", "replace")
+            serial = run.serial()
             assert "bootx64.efi" in serial and "GNU GRUB" in serial, "the agent did not boot through shim and GRUB"
             # Once the agent is done the node's TFTP files are gone (as Ironic cleans them up).
             leftovers = [n for n in os.listdir(tftp) if MAC.lower() in n.lower() or MAC.replace(":", "-") in n or
                          n == uuid]
             assert not leftovers, leftovers
             run.say("the agent booted through shim and signed GRUB over TFTP; the instance answered")
-            print("\nPhase times (QEMU TCG, UEFI, pxe with shim and GRUB):")
-            for name, seconds in run.phases:
-                print("  %-62s %6.1f s" % (name, seconds))
-            print("e2e provision test (pxe) passed")
-            return 0
+            return run.passed(" (pxe)", ", UEFI, pxe with shim and GRUB")
 
         if vmedia:
             # The agent came from the CD (GRUB of the ISO on the serial console), nothing was
             # network-booted, the CD is out again, and vda holds the image.
-            with open(os.path.join(work, "vm1.serial.log"), "rb") as f:
-                serial = f.read().decode("utf-8", "replace")
+            serial = run.serial()
             assert "kiln: loading the agent from" in serial, "the agent did not boot from the ISO"
             assert os.listdir(tftp) == [], os.listdir(tftp)
             cd = json.loads(redfish_get(bmc_url, "/redfish/v1/Managers/vm1/VirtualMedia/Cd"))
@@ -497,11 +499,7 @@ def main():
                 assert f.read(length) == d.read(length), "vda does not hold the image's ESP"
             os.unlink(raw)
             run.say("the agent booted from virtual media; the CD is ejected; vda holds the image")
-            print("\nPhase times (QEMU TCG, UEFI, virtual media):")
-            for name, seconds in run.phases:
-                print("  %-62s %6.1f s" % (name, seconds))
-            print("e2e provision test (virtual media) passed")
-            return 0
+            return run.passed(" (virtual media)", ", UEFI, virtual media")
 
         # The disks from the host: both RAID members' first partition starts with the image
         # (at 1 MiB, or after the ESP room on UEFI); the third disk has none of it.
@@ -540,11 +538,7 @@ def main():
             answer = wait_answer(seen, 300)
             assert answer[1].lower() == MAC and answer[3] == "uefi" and answer[2] == uuid, answer
             run.phase("boot with the first RAID member disk removed", start)
-            print("\nPhase times (QEMU TCG, UEFI):")
-            for name, seconds in run.phases:
-                print("  %-62s %6.1f s" % (name, seconds))
-            print("e2e provision test (UEFI) passed")
-            return 0
+            return run.passed(" (UEFI)", ", UEFI")
 
         # Undeploy (automated cleaning again), then manual cleaning from manageable.
         start = time.monotonic()
@@ -561,11 +555,7 @@ def main():
         assert not n["raid_config"] or not n["raid_config"].get("logical_disks"), n["raid_config"]
         run.phase("manual cleaning", start)
 
-        print("\nPhase times (QEMU TCG):")
-        for name, seconds in run.phases:
-            print("  %-62s %6.1f s" % (name, seconds))
-        print("e2e provision test passed")
-        return 0
+        return run.passed("", "")
     except BaseException:
         print_log_tails([os.path.join(work, log) for log in ("server.log", "vm1.serial.log", "bmc.log")], 80)
         raise

@@ -527,20 +527,27 @@ def no_boot_without_attribute(listener, work, source, vm_timeout):
         os.unlink(disk)
 
 
-def run_make_image(image, port, args, uefi, label):
-    """make_boot_image.sh [--uefi] IMAGE --answer-port PORT; its output indented."""
-    cmd = [MAKE_IMAGE] + (["--uefi"] if uefi else []) + [
-        image, "--answer-port", str(port), "--size-mib", str(args.size_mib)]
+def build_with(script, image, port, args, options=()):
+    """SCRIPT [OPTIONS] IMAGE --answer-port PORT --size-mib N [--kernel K], its output indented;
+    checks the exit status and the image size. Returns the seconds it took (also used by
+    test_partition_image.py with make_partition_image.sh)."""
+    cmd = [script] + list(options) + [image, "--answer-port", str(port), "--size-mib", str(args.size_mib)]
     if args.kernel:
         cmd += ["--kernel", args.kernel]
     start = time.monotonic()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = proc.stdout.decode(errors="replace")
     print("     " + out.strip().replace("\n", "\n     "), flush=True)
-    assert proc.returncode == 0, "make_boot_image.sh failed (%d)" % proc.returncode
-    timings.append((label, time.monotonic() - start, None))
+    assert proc.returncode == 0, "%s failed (%d)" % (os.path.basename(script), proc.returncode)
+    took = time.monotonic() - start
     size = os.path.getsize(image)
     assert size == args.size_mib << 20, "image is %d bytes" % size
+    return took
+
+
+def run_make_image(image, port, args, uefi, label):
+    """make_boot_image.sh [--uefi] IMAGE --answer-port PORT."""
+    timings.append((label, build_with(MAKE_IMAGE, image, port, args, ["--uefi"] if uefi else []), None))
 
 
 def mtools(cmd, image):

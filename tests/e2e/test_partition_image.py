@@ -57,7 +57,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from e2e_checks import results, serial_text, skip, step  # noqa: E402
-from test_boot_image import (VM, Listener, copy_into, find_ovmf,  # noqa: E402
+from test_boot_image import (VM, Listener, build_with, copy_into, find_ovmf,  # noqa: E402
                              partition_extent, processes_using, run, _child_setup)
 
 MAKE_IMAGE = os.path.join(HERE, "make_partition_image.sh")
@@ -241,17 +241,7 @@ def debugfs(target, request):
 
 
 def build_image(image, port, args):
-    cmd = [MAKE_IMAGE, image, "--answer-port", str(port), "--size-mib", str(args.size_mib)]
-    if args.kernel:
-        cmd += ["--kernel", args.kernel]
-    start = time.monotonic()
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out = proc.stdout.decode(errors="replace")
-    print("     " + out.strip().replace("\n", "\n     "), flush=True)
-    assert proc.returncode == 0, "make_partition_image.sh failed (%d)" % proc.returncode
-    timings.append(("build image", time.monotonic() - start))
-    size = os.path.getsize(image)
-    assert size == args.size_mib << 20, "image is %d bytes" % size
+    timings.append(("build image", build_with(MAKE_IMAGE, image, port, args)))
     with open(image, "rb") as f:
         head = f.read(2048)
     assert struct.unpack_from("<H", head, 1024 + 56)[0] == 0xEF53, "not an ext2/3/4 file system"

@@ -163,6 +163,7 @@ void kernelCommandLine(std::string_view cmdline) {
 
 void deviceNames(std::string_view name) {
   (void)isVirtualBlockDeviceName(name);
+  (void)isMdDevice(name);
   (void)holderDisk(name);
   for (int number : {1, 9, 10, 128}) (void)partitionPath(name, number);
 }

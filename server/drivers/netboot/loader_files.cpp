@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "server/config.h"
@@ -33,16 +32,10 @@ bool safeDestination(const std::string& dest) {
 Result<void> copyOne(const std::string& source, const fs::path& target) {
   const auto content = readFile(source);
   if (!content) return invalid("cannot read the boot loader " + source);
-  std::error_code ec;
-  fs::create_directories(target.parent_path(), ec);
-  if (ec) return internalError("cannot create " + target.parent_path().string() + ": " + ec.message());
   const fs::path tmp = target.string() + ".kiln-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(content->data(), static_cast<std::streamsize>(content->size()));
-    if (!out) return internalError("cannot write " + tmp.string());
-  }
+  KILN_TRY_VOID(writeFile(tmp, *content));  // makes the missing directories too
   ::chmod(tmp.c_str(), 0644);
+  std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) return internalError("cannot rename " + tmp.string() + " to " + target.string() + ": " + ec.message());
   return {};
