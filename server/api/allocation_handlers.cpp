@@ -8,6 +8,7 @@
 #include "server/model/node.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -119,7 +120,7 @@ Result<ApiResponse> AllocationHandlers::list(RequestContext& ctx) {
     opts.collection = "allocations";
     opts.invalidSortKeys = {"extra", "candidate_nodes", "traits"};
     opts.detailSince = 1000;  // allocations have no ?detail: every field is listed
-    opts.fieldsSince = 52;
+    opts.fieldsSince = ver::k52Allocation;
     opts.maxLimit = deps_.config.maxLimit;
     ListRequest list = KILN_TRY(parseListRequest(ctx, tx.allocations(), opts));
     auto& filters = list.query.filters;
@@ -134,7 +135,7 @@ Result<ApiResponse> AllocationHandlers::list(RequestContext& ctx) {
       filters.push_back({ListFilter::Op::Equals, kAllocState, Value::text(*state), {}});
     }
     if (auto owner = ctx.request.param("owner")) {
-      KILN_TRY_VOID(requireVersion(ctx, 60));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k60AllocationOwner));
       filters.push_back({ListFilter::Op::Equals, kAllocOwner, Value::text(*owner), {}});
     }
     auto rows = KILN_TRY(tx.allocations().list(list.query));
@@ -195,7 +196,7 @@ Result<ApiResponse> AllocationHandlers::create(RequestContext& ctx) {
 }
 
 Result<ApiResponse> AllocationHandlers::update(RequestContext& ctx) {
-  if (!ctx.atLeast(57)) {
+  if (!ctx.atLeast(ver::k57AllocationUpdate)) {
     return fail(ErrorCode::MethodNotAllowed, "The API version does not allow updating allocations");
   }
   Json body = KILN_TRY(parseJsonBody(ctx));

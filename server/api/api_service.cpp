@@ -19,6 +19,7 @@
 #include "server/api/vif_handlers.h"
 #include "server/api/version.h"
 #include "server/api/volume_handlers.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -110,8 +111,8 @@ void ApiService::buildRoutes() {
   // UUID (Ironic's public-route regex, see isPublicHeartbeatPath), otherwise it needs auth.
   {
     auto* a = agent_.get();
-    router_.add({"GET", "/v1/lookup", bind(a, &AgentHandlers::lookup), 22, 404, "", true, ""});
-    router_.add({"POST", "/v1/heartbeat/{node}", bind(a, &AgentHandlers::heartbeat), 22, 404, "",
+    router_.add({"GET", "/v1/lookup", bind(a, &AgentHandlers::lookup), ver::k22LookupHeartbeat, 404, "", true, ""});
+    router_.add({"POST", "/v1/heartbeat/{node}", bind(a, &AgentHandlers::heartbeat), ver::k22LookupHeartbeat, 404, "",
                  false, ""});
   }
 
@@ -139,7 +140,7 @@ void ApiService::buildRoutes() {
       "baremetal:node:clear_maintenance");
   add("GET", "/v1/nodes/{node}/states", bind(n, &NodeHandlers::states));
   {
-    Route raid{"PUT", "/v1/nodes/{node}/states/raid", bind(n, &NodeHandlers::setRaidConfig), 12,
+    Route raid{"PUT", "/v1/nodes/{node}/states/raid", bind(n, &NodeHandlers::setRaidConfig), ver::k12RaidConfig,
                406, "Request not acceptable.", false, "baremetal:node:set_raid_state"};
     router_.add(raid);
   }
@@ -163,7 +164,7 @@ void ApiService::buildRoutes() {
     add("PUT", "/v1/nodes/{node}/states/secure_boot", bind(m, &ManagementHandlers::setSecureBoot),
         1, "baremetal:node:set_secure_boot");
     router_.add({"PUT", "/v1/nodes/{node}/management/inject_nmi",
-                 bind(m, &ManagementHandlers::injectNmi), 29, 404, "Resource could not be found.",
+                 bind(m, &ManagementHandlers::injectNmi), ver::k29InjectNmi, 404, "Resource could not be found.",
                  false, "baremetal:node:inject_nmi"});
     add("GET", "/v1/nodes/{node}/management/indicators",
         bind(m, &ManagementHandlers::listIndicators));
@@ -172,7 +173,7 @@ void ApiService::buildRoutes() {
     add("PUT", "/v1/nodes/{node}/management/indicators/{indicator}",
         bind(m, &ManagementHandlers::setIndicator), 1, "baremetal:node:set_indicator_state");
   }
-  add("GET", "/v1/nodes/{node}/cleaning/steps", bind(n, &NodeHandlers::cleaningSteps), 15);
+  add("GET", "/v1/nodes/{node}/cleaning/steps", bind(n, &NodeHandlers::cleaningSteps), ver::k15ManualClean);
   // Node traits (1.37). Below 1.37 Ironic's node controller answers these paths itself: a GET
   // looks the node up and then refuses "traits" as a field (406, so listTraits checks the
   // version), a PUT has no handler there (405) and a DELETE refuses the extra segments (404).
@@ -180,32 +181,32 @@ void ApiService::buildRoutes() {
   {
     const std::string put405 = "The method PUT is not allowed for this resource.";
     const std::string delete404 = "Resource could not be found.";
-    router_.add({"PUT", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::setTraits), 37, 405,
+    router_.add({"PUT", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::setTraits), ver::k37NodeTraits, 405,
                  put405, false, "baremetal:node:traits:set"});
-    router_.add({"DELETE", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::clearTraits), 37, 404,
+    router_.add({"DELETE", "/v1/nodes/{node}/traits", bind(n, &NodeHandlers::clearTraits), ver::k37NodeTraits, 404,
                  delete404, false, "baremetal:node:traits:delete"});
-    router_.add({"PUT", "/v1/nodes/{node}/traits/{trait}", bind(n, &NodeHandlers::addTrait), 37,
+    router_.add({"PUT", "/v1/nodes/{node}/traits/{trait}", bind(n, &NodeHandlers::addTrait), ver::k37NodeTraits,
                  405, put405, false, "baremetal:node:traits:set"});
     router_.add({"DELETE", "/v1/nodes/{node}/traits/{trait}", bind(n, &NodeHandlers::removeTrait),
-                 37, 404, delete404, false, "baremetal:node:traits:delete"});
+                 ver::k37NodeTraits, 404, delete404, false, "baremetal:node:traits:delete"});
   }
   add("GET", "/v1/nodes/{node}/ports", bind(p, &PortHandlers::listForNode));
   add("GET", "/v1/nodes/{node}/ports/detail", bind(p, &PortHandlers::listDetailForNode));
-  add("GET", "/v1/nodes/{node}/portgroups", bind(p, &PortHandlers::listPortgroupsForNode), 24);
+  add("GET", "/v1/nodes/{node}/portgroups", bind(p, &PortHandlers::listPortgroupsForNode), ver::k24PortgroupsSubcontrollers);
   add("GET", "/v1/nodes/{node}/portgroups/detail",
-      bind(p, &PortHandlers::listPortgroupsDetailForNode), 24);
+      bind(p, &PortHandlers::listPortgroupsDetailForNode), ver::k24PortgroupsSubcontrollers);
 
   // Node history (1.78) and BIOS settings (1.40): 404 below, as Ironic's node _lookup.
   {
     auto* h = history_.get();
     auto* b = bios_.get();
-    router_.add({"GET", "/v1/nodes/{node}/history", bind(h, &HistoryHandlers::list), 78, 404, "",
+    router_.add({"GET", "/v1/nodes/{node}/history", bind(h, &HistoryHandlers::list), ver::k78NodeHistory, 404, "",
                  false, ""});
-    router_.add({"GET", "/v1/nodes/{node}/history/{event}", bind(h, &HistoryHandlers::show), 78,
+    router_.add({"GET", "/v1/nodes/{node}/history/{event}", bind(h, &HistoryHandlers::show), ver::k78NodeHistory,
                  404, "", false, ""});
     router_.add(
-        {"GET", "/v1/nodes/{node}/bios", bind(b, &BiosHandlers::list), 40, 404, "", false, ""});
-    router_.add({"GET", "/v1/nodes/{node}/bios/{name}", bind(b, &BiosHandlers::show), 40, 404, "",
+        {"GET", "/v1/nodes/{node}/bios", bind(b, &BiosHandlers::list), ver::k40BiosInterface, 404, "", false, ""});
+    router_.add({"GET", "/v1/nodes/{node}/bios/{name}", bind(b, &BiosHandlers::show), ver::k40BiosInterface, 404, "",
                  false, ""});
   }
 
@@ -218,17 +219,17 @@ void ApiService::buildRoutes() {
   add("DELETE", "/v1/ports/{port}", bind(p, &PortHandlers::remove), 1, "baremetal:port:delete");
 
   // Port groups.
-  add("GET", "/v1/portgroups", bind(p, &PortHandlers::listPortgroups), 23);
-  add("GET", "/v1/portgroups/detail", bind(p, &PortHandlers::listPortgroupsDetail), 23);
-  add("POST", "/v1/portgroups", bind(p, &PortHandlers::createPortgroup), 23,
+  add("GET", "/v1/portgroups", bind(p, &PortHandlers::listPortgroups), ver::k23Portgroups);
+  add("GET", "/v1/portgroups/detail", bind(p, &PortHandlers::listPortgroupsDetail), ver::k23Portgroups);
+  add("POST", "/v1/portgroups", bind(p, &PortHandlers::createPortgroup), ver::k23Portgroups,
       "baremetal:portgroup:create");
-  add("GET", "/v1/portgroups/{pg}", bind(p, &PortHandlers::showPortgroup), 23);
-  add("PATCH", "/v1/portgroups/{pg}", bind(p, &PortHandlers::updatePortgroup), 23,
+  add("GET", "/v1/portgroups/{pg}", bind(p, &PortHandlers::showPortgroup), ver::k23Portgroups);
+  add("PATCH", "/v1/portgroups/{pg}", bind(p, &PortHandlers::updatePortgroup), ver::k23Portgroups,
       "baremetal:portgroup:update");
-  add("DELETE", "/v1/portgroups/{pg}", bind(p, &PortHandlers::removePortgroup), 23,
+  add("DELETE", "/v1/portgroups/{pg}", bind(p, &PortHandlers::removePortgroup), ver::k23Portgroups,
       "baremetal:portgroup:delete");
-  add("GET", "/v1/portgroups/{pg}/ports", bind(p, &PortHandlers::listForPortgroup), 24);
-  add("GET", "/v1/portgroups/{pg}/ports/detail", bind(p, &PortHandlers::listDetailForPortgroup), 24);
+  add("GET", "/v1/portgroups/{pg}/ports", bind(p, &PortHandlers::listForPortgroup), ver::k24PortgroupsSubcontrollers);
+  add("GET", "/v1/portgroups/{pg}/ports/detail", bind(p, &PortHandlers::listDetailForPortgroup), ver::k24PortgroupsSubcontrollers);
 
   // Chassis.
   add("GET", "/v1/chassis", bind(c, &CatalogHandlers::listChassis));
@@ -249,28 +250,28 @@ void ApiService::buildRoutes() {
   add("GET", "/v1/drivers/{driver}", bind(c, &CatalogHandlers::showDriver));
   add("GET", "/v1/drivers/{driver}/properties", bind(c, &CatalogHandlers::driverProperties));
   add("GET", "/v1/drivers/{driver}/raid/logical_disk_properties",
-      bind(c, &CatalogHandlers::driverRaidProperties), 12);
-  add("GET", "/v1/conductors", bind(c, &CatalogHandlers::listConductors), 49);
-  add("GET", "/v1/conductors/{hostname}", bind(c, &CatalogHandlers::showConductor), 49);
+      bind(c, &CatalogHandlers::driverRaidProperties), ver::k12RaidConfig);
+  add("GET", "/v1/conductors", bind(c, &CatalogHandlers::listConductors), ver::k49Conductors);
+  add("GET", "/v1/conductors/{hostname}", bind(c, &CatalogHandlers::showConductor), ver::k49Conductors);
 
   // Allocations (the scheduler). Below 1.52 a GET is 404 and anything else 405, as in Ironic.
   {
     auto* al = allocations_.get();
     const std::string msg = "The API version does not allow allocations";
     const std::string base = "/v1/allocations";
-    router_.add({"GET", base, bind(al, &AllocationHandlers::list), 52, 404, msg, false, ""});
-    router_.add({"POST", base, bind(al, &AllocationHandlers::create), 52, 405, msg, false,
+    router_.add({"GET", base, bind(al, &AllocationHandlers::list), ver::k52Allocation, 404, msg, false, ""});
+    router_.add({"POST", base, bind(al, &AllocationHandlers::create), ver::k52Allocation, 405, msg, false,
                  "baremetal:allocation:create"});
-    router_.add({"GET", base + "/{allocation}", bind(al, &AllocationHandlers::show), 52, 404, msg,
+    router_.add({"GET", base + "/{allocation}", bind(al, &AllocationHandlers::show), ver::k52Allocation, 404, msg,
                  false, ""});
-    router_.add({"PATCH", base + "/{allocation}", bind(al, &AllocationHandlers::update), 52, 405,
+    router_.add({"PATCH", base + "/{allocation}", bind(al, &AllocationHandlers::update), ver::k52Allocation, 405,
                  msg, false, "baremetal:allocation:update"});
-    router_.add({"DELETE", base + "/{allocation}", bind(al, &AllocationHandlers::remove), 52, 405,
+    router_.add({"DELETE", base + "/{allocation}", bind(al, &AllocationHandlers::remove), ver::k52Allocation, 405,
                  msg, false, "baremetal:allocation:delete"});
     router_.add({"GET", "/v1/nodes/{node}/allocation", bind(al, &AllocationHandlers::showForNode),
                  52, 404, msg, false, ""});
     router_.add({"DELETE", "/v1/nodes/{node}/allocation",
-                 bind(al, &AllocationHandlers::removeForNode), 52, 404, msg, false,
+                 bind(al, &AllocationHandlers::removeForNode), ver::k52Allocation, 404, msg, false,
                  "baremetal:allocation:delete"});
   }
 
@@ -302,10 +303,10 @@ void ApiService::buildRoutes() {
   // VIFs (1.28).
   {
     auto* v = vifs_.get();
-    add("GET", "/v1/nodes/{node}/vifs", bind(v, &VifHandlers::list), 28);
-    add("POST", "/v1/nodes/{node}/vifs", bind(v, &VifHandlers::attach), 28,
+    add("GET", "/v1/nodes/{node}/vifs", bind(v, &VifHandlers::list), ver::k28VifsSubcontroller);
+    add("POST", "/v1/nodes/{node}/vifs", bind(v, &VifHandlers::attach), ver::k28VifsSubcontroller,
         "baremetal:node:vif:attach");
-    add("DELETE", "/v1/nodes/{node}/vifs/{vif}", bind(v, &VifHandlers::detach), 28,
+    add("DELETE", "/v1/nodes/{node}/vifs/{vif}", bind(v, &VifHandlers::detach), ver::k28VifsSubcontroller,
         "baremetal:node:vif:detach");
   }
 
@@ -316,7 +317,7 @@ void ApiService::buildRoutes() {
     using K = VolumeHandlers::Kind;
     auto volumeRoute = [&](std::string method, std::string pattern, Handler h,
                            std::string policy = "") {
-      router_.add({std::move(method), std::move(pattern), std::move(h), 32, 404, "", false,
+      router_.add({std::move(method), std::move(pattern), std::move(h), ver::k32Volume, 404, "", false,
                    std::move(policy)});
     };
     volumeRoute("GET", "/v1/volume", [v](RequestContext& ctx) { return v->root(ctx, false); });
@@ -348,20 +349,20 @@ void ApiService::buildRoutes() {
   }
 
   // External events (1.54): below it any method is 404, as Ironic's _lookup answers.
-  router_.add({"POST", "/v1/events", bind(events_.get(), &EventHandlers::post), 54, 404, "",
+  router_.add({"POST", "/v1/events", bind(events_.get(), &EventHandlers::post), ver::k54Events, 404, "",
                false, "baremetal:events:post"});
 
   // Deploy templates, under Ironic's path and the spec's spelling.
   for (std::string base : {"/v1/deploy_templates", "/v1/deploy-templates"}) {
     const std::string msg = "The API version does not allow deploy templates";
-    router_.add({"GET", base, bind(t, &DeployTemplateHandlers::list), 55, 404, msg, false, ""});
-    router_.add({"POST", base, bind(t, &DeployTemplateHandlers::create), 55, 405, msg, false,
+    router_.add({"GET", base, bind(t, &DeployTemplateHandlers::list), ver::k55DeployTemplates, 404, msg, false, ""});
+    router_.add({"POST", base, bind(t, &DeployTemplateHandlers::create), ver::k55DeployTemplates, 405, msg, false,
                  "baremetal:deploy_template:create"});
-    router_.add({"GET", base + "/{template}", bind(t, &DeployTemplateHandlers::show), 55, 404, msg,
+    router_.add({"GET", base + "/{template}", bind(t, &DeployTemplateHandlers::show), ver::k55DeployTemplates, 404, msg,
                  false, ""});
-    router_.add({"PATCH", base + "/{template}", bind(t, &DeployTemplateHandlers::update), 55, 405,
+    router_.add({"PATCH", base + "/{template}", bind(t, &DeployTemplateHandlers::update), ver::k55DeployTemplates, 405,
                  msg, false, "baremetal:deploy_template:update"});
-    router_.add({"DELETE", base + "/{template}", bind(t, &DeployTemplateHandlers::remove), 55, 405,
+    router_.add({"DELETE", base + "/{template}", bind(t, &DeployTemplateHandlers::remove), ver::k55DeployTemplates, 405,
                  msg, false, "baremetal:deploy_template:delete"});
   }
 

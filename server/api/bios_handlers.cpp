@@ -8,6 +8,7 @@
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -101,11 +102,11 @@ Result<ApiResponse> BiosHandlers::list(RequestContext& ctx) {
       if (std::find(names->begin(), names->end(), n) == names->end()) names->push_back(n);
     }
   }
-  if (detail && ctx.version < 74) {
+  if (detail && ctx.version < ver::k74BiosRegistry) {
     return invalid(std::string("Invalid query parameter ?detail=") + (*detail ? "True" : "False") +
                    " received.");
   }
-  if (names && ctx.version < 74) {
+  if (names && ctx.version < ver::k74BiosRegistry) {
     return invalid("Invalid query parameter ?fields=" + pyRepr(nlohmann::json(*names)) +
                    " received.");
   }
@@ -161,7 +162,7 @@ Result<ApiResponse> BiosHandlers::show(RequestContext& ctx) {
     w.beginObject();
     w.key(name);
     renderSetting(w, ctx, node.uuid(), *found,
-                  firstFields(ctx.version >= 74 ? kAllFieldCount : kDefaultFieldCount));
+                  firstFields(ctx.version >= ver::k74BiosRegistry ? kAllFieldCount : kDefaultFieldCount));
     w.endObject();
     return jsonResponse(200, w.take());
   });

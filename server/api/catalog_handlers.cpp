@@ -8,6 +8,7 @@
 #include "server/drivers/hardware_types.h"
 #include "server/model/node.h"
 #include "shared/raid/raid_config.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -61,7 +62,7 @@ Result<Record> findChassis(Transaction& tx, const std::string& ident) {
 /// Interface types shown on drivers at a version (the node field's microversion rules apply).
 bool interfaceVisible(const InterfaceTypeInfo& info, int version) {
   // Drivers show interfaces from 1.30; storage, rescue and bios follow their node fields.
-  return version >= 30 && (info.since <= 31 || info.since <= version);
+  return version >= ver::k30DynamicDrivers && (info.since <= ver::k31DynamicInterfaces || info.since <= version);
 }
 
 void renderDriver(JsonWriter& w, const RequestContext& ctx, const EnabledHardwareType& hw,
@@ -74,11 +75,11 @@ void renderDriver(JsonWriter& w, const RequestContext& ctx, const EnabledHardwar
   w.endArray();
   w.key("links");
   writeLinks(w, ctx.baseUrl, "drivers/" + hw.name);
-  if (ctx.atLeast(14)) {
+  if (ctx.atLeast(ver::k14LinksNodestatesDriverproperties)) {
     w.key("properties");
     writeLinks(w, ctx.baseUrl, "drivers/" + hw.name + "/properties");
   }
-  if (ctx.atLeast(30)) {
+  if (ctx.atLeast(ver::k30DynamicDrivers)) {
     w.field("type", "dynamic");
     if (detail) {
       for (const auto& info : kInterfaceTypes) {
@@ -144,27 +145,27 @@ Result<ApiResponse> CatalogHandlers::v1(RequestContext& ctx) {
   }
   w.key("version");
   writeVersionObject(w, base);
-  if (ctx.atLeast(23)) {
+  if (ctx.atLeast(ver::k23Portgroups)) {
     w.key("portgroups");
     writeCollectionLinks(w, base, "portgroups");
   }
-  if (ctx.atLeast(32)) {
+  if (ctx.atLeast(ver::k32Volume)) {
     w.key("volume");
     writeCollectionLinks(w, base, "volume");
   }
-  if (ctx.atLeast(49)) {
+  if (ctx.atLeast(ver::k49Conductors)) {
     w.key("conductors");
     writeCollectionLinks(w, base, "conductors");
   }
-  if (ctx.atLeast(52)) {
+  if (ctx.atLeast(ver::k52Allocation)) {
     w.key("allocations");
     writeCollectionLinks(w, base, "allocations");
   }
-  if (ctx.atLeast(54)) {
+  if (ctx.atLeast(ver::k54Events)) {
     w.key("events");
     writeCollectionLinks(w, base, "events");
   }
-  if (ctx.atLeast(55)) {
+  if (ctx.atLeast(ver::k55DeployTemplates)) {
     w.key("deploy_templates");
     writeCollectionLinks(w, base, "deploy_templates");
   }
@@ -252,14 +253,14 @@ Result<ApiResponse> CatalogHandlers::listDrivers(RequestContext& ctx) {
   bool detail = false;
   std::string type;
   if (auto t = ctx.request.param("type")) {
-    KILN_TRY_VOID(requireVersion(ctx, 30));
+    KILN_TRY_VOID(requireVersion(ctx, ver::k30DynamicDrivers));
     type = *t;
     if (type != "classic" && type != "dynamic") {
       return invalid("\"type\" filter must be one of \"classic\" or \"dynamic\", if specified.");
     }
   }
   if (auto d = ctx.request.param("detail")) {
-    KILN_TRY_VOID(requireVersion(ctx, 30));
+    KILN_TRY_VOID(requireVersion(ctx, ver::k30DynamicDrivers));
     detail = KILN_TRY(parseBool("detail", *d));
   }
   JsonWriter w;

@@ -6,6 +6,7 @@
 #include "shared/core/secrets.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 
@@ -208,7 +209,7 @@ Result<Record> patchRecord(const Schema& schema, const Record& record, const Pat
 Result<FieldMask> showFields(const RequestContext& ctx, const Schema& schema) {
   auto fields = ctx.request.param("fields");
   if (!fields) return visibleFields(schema, ctx.version);
-  KILN_TRY_VOID(requireVersion(ctx, 8));
+  KILN_TRY_VOID(requireVersion(ctx, ver::k8FetchingSubsetOfFields));
   FieldMask mask = KILN_TRY(selectFields(schema, ctx.version, splitCommaList(*fields)));
   if (const int links = schema.indexOf("links"); links >= 0) mask.set(static_cast<size_t>(links));
   return mask;

@@ -6,6 +6,7 @@
 #include "server/model/deploy_template.h"
 #include "server/model/node.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -59,8 +60,8 @@ Result<ApiResponse> DeployTemplateHandlers::list(RequestContext& ctx) {
     ListOptions opts;
     opts.collection = collectionFor(ctx);
     opts.invalidSortKeys = {"extra", "steps"};
-    opts.detailSince = 55;
-    opts.fieldsSince = 55;
+    opts.detailSince = ver::k55DeployTemplates;
+    opts.fieldsSince = ver::k55DeployTemplates;
     opts.maxLimit = deps_.config.maxLimit;
     ListRequest list = KILN_TRY(parseListRequest(ctx, tx.deployTemplates(), opts));
     auto templates = KILN_TRY(tx.deployTemplates().list(list.query));

@@ -3,6 +3,7 @@
 #include "server/api/handler_support.h"
 #include "server/model/node.h"
 #include "server/model/node_history.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -72,7 +73,7 @@ Result<ApiResponse> HistoryHandlers::listEvents(RequestContext& ctx, bool detail
     RecordStore& store = tx.records(Resource::NodeHistory);
     ListOptions options;
     options.collection = "history";
-    options.detailSince = 78;
+    options.detailSince = ver::k78NodeHistory;
     options.maxLimit = deps_.config.maxLimit;
     options.nextPath = "nodes/" + ident + "/history";
     options.detailPath = detailPath;

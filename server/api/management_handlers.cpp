@@ -6,13 +6,14 @@
 #include "server/api/handler_support.h"
 #include "server/model/provision_state.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
 
 using nlohmann::json;
 
-constexpr int kBootModeVersion = 76;
+constexpr int kBootModeVersion = ver::k76NodeChangeBootMode;
 
 /// The body as an object ({} when empty), with only the `allowed` keys (Ironic's "Unexpected
 /// arguments").

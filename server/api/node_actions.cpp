@@ -9,6 +9,7 @@
 #include "server/model/deploy_template.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -88,7 +89,7 @@ Result<ApiResponse> NodeHandlers::setProvisionState(RequestContext& ctx) {
     return invalid("\"clean_steps\" is required when setting target provision state to clean");
   }
   if (body.contains("deploy_steps")) {
-    KILN_TRY_VOID(requireVersion(ctx, 69));
+    KILN_TRY_VOID(requireVersion(ctx, ver::k69DeploySteps));
     if (!deploying) {
       return invalid("\"deploy_steps\" is only valid when setting target provision state to " +
                      std::string("active, deploy or rebuild"));
@@ -100,15 +101,15 @@ Result<ApiResponse> NodeHandlers::setProvisionState(RequestContext& ctx) {
     if (!deploying) {
       return invalid("The configdrive can only be set when deploying or rebuilding a node.");
     }
-    if (event == "rebuild") KILN_TRY_VOID(requireVersion(ctx, 35));
+    if (event == "rebuild") KILN_TRY_VOID(requireVersion(ctx, ver::k35RebuildConfigDrive));
     const json& cd = body["configdrive"];
     KILN_TRY_VOID(validateConfigDrive(cd));
     if (cd.is_object()) {
-      if (!ctx.atLeast(56)) {
+      if (!ctx.atLeast(ver::k56BuildConfigdrive)) {
         return invalid("Providing a JSON object for configdrive is only supported starting with "
                        "API version 1.56");
       }
-      if (cd.contains("vendor_data") && !ctx.atLeast(59)) {
+      if (cd.contains("vendor_data") && !ctx.atLeast(ver::k59ConfigdriveVendorData)) {
         return invalid("Providing vendor_data in configdrive is only supported starting with API "
                        "version 1.59");
       }
@@ -130,7 +131,7 @@ Result<ApiResponse> NodeHandlers::setProvisionState(RequestContext& ctx) {
                    "state to rescue");
   }
   if (body.contains("disable_ramdisk")) {
-    KILN_TRY_VOID(requireVersion(ctx, 70));
+    KILN_TRY_VOID(requireVersion(ctx, ver::k70CleanDisableRamdisk));
     if (event != "clean") return invalid("\"disable_ramdisk\" is only valid with manual cleaning");
     if (!body["disable_ramdisk"].is_boolean()) return invalid("\"disable_ramdisk\" must be a boolean");
     if (body["disable_ramdisk"].get<bool>()) {
@@ -161,10 +162,10 @@ Result<ApiResponse> NodeHandlers::setPowerState(RequestContext& ctx) {
   if (std::find(kTargets.begin(), kTargets.end(), target) == kTargets.end()) {
     return invalid("Invalid power state " + target + ".");
   }
-  if (target.rfind("soft", 0) == 0) KILN_TRY_VOID(requireVersion(ctx, 27));
+  if (target.rfind("soft", 0) == 0) KILN_TRY_VOID(requireVersion(ctx, ver::k27SoftPowerOff));
   std::optional<int> timeout;
   if (body.contains("timeout") && !body["timeout"].is_null()) {
-    KILN_TRY_VOID(requireVersion(ctx, 27));
+    KILN_TRY_VOID(requireVersion(ctx, ver::k27SoftPowerOff));
     const json& t = body["timeout"];
     if (!t.is_number_integer() || t.get<int64_t>() < 1 || t.get<int64_t>() > 86400) {
       return invalid("Invalid timeout value " + pyRepr(t) + ". Timeout must be a positive integer.");

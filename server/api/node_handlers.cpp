@@ -13,6 +13,7 @@
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 #include "shared/raid/raid_config.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -26,8 +27,8 @@ ListOptions nodeListOptions(bool detailPath, int maxLimit) {
                           "driver_internal_info", "clean_step", "deploy_step", "raid_config",
                           "target_raid_config", "traits", "network_data"};
   opts.detailPath = detailPath;
-  opts.detailSince = 43;
-  opts.fieldsSince = 8;
+  opts.detailSince = ver::k43EnableDetailQuery;
+  opts.fieldsSince = ver::k8FetchingSubsetOfFields;
   opts.maxLimit = maxLimit;
   return opts;
 }
@@ -75,20 +76,20 @@ Result<void> addNodeFilters(const RequestContext& ctx, const std::string& conduc
     } else if (key == "maintenance") {
       flag(kNodeMaintenance, KILN_TRY(parseBool("maintenance", value)));
     } else if (key == "retired") {
-      KILN_TRY_VOID(requireVersion(ctx, 61));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k61NodeRetired));
       flag(kNodeRetired, KILN_TRY(parseBool("retired", value)));
     } else if (key == "provision_state") {
-      KILN_TRY_VOID(requireVersion(ctx, 9));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k9ProvisionStateFilter));
       if (!state::isValid(value)) return invalid("Provision state \"" + value + "\" is not valid");
       eq(kNodeProvisionState, value);
     } else if (key == "driver") {
-      KILN_TRY_VOID(requireVersion(ctx, 16));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k16DriverFilter));
       eq(kNodeDriver, value);
     } else if (key == "resource_class") {
-      KILN_TRY_VOID(requireVersion(ctx, 21));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k21ResourceClass));
       eq(kNodeResourceClass, value);
     } else if (key == "fault") {
-      KILN_TRY_VOID(requireVersion(ctx, 42));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k42Fault));
       if (value != "power failure" && value != "clean failure" && value != "rescue abort failure") {
         return invalid("Unrecognized fault \"" + value +
                        "\" is specified, allowed faults are power failure, clean failure, "
@@ -96,12 +97,12 @@ Result<void> addNodeFilters(const RequestContext& ctx, const std::string& conduc
       }
       eq(kNodeFault, value);
     } else if (key == "conductor_group") {
-      KILN_TRY_VOID(requireVersion(ctx, 46));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k46NodeConductorGroup));
       std::string lower = value;
       for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       eq(kNodeConductorGroup, lower);
     } else if (key == "conductor") {
-      KILN_TRY_VOID(requireVersion(ctx, 49));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k49Conductors));
       // One conductor runs inside this server and manages every node of an enabled driver.
       ListFilter f{ListFilter::Op::In, kNodeDriver, {}, {}};
       if (value == conductor) {
@@ -110,13 +111,13 @@ Result<void> addNodeFilters(const RequestContext& ctx, const std::string& conduc
       if (f.values.empty()) f.values.push_back("");
       query.filters.push_back(std::move(f));
     } else if (key == "owner") {
-      KILN_TRY_VOID(requireVersion(ctx, 50));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k50NodeOwner));
       eq(kNodeOwner, value);
     } else if (key == "lessee") {
-      KILN_TRY_VOID(requireVersion(ctx, 65));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k65NodeLessee));
       eq(kNodeLessee, value);
     } else if (key == "description_contains") {
-      KILN_TRY_VOID(requireVersion(ctx, 51));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k51NodeDescription));
       query.filters.push_back({ListFilter::Op::Contains, kNodeDescription, Value::text(value), {}});
     } else if (key == "chassis_uuid") {
       eq(kNodeChassisUuid, normalizeUuid(value));
@@ -125,7 +126,7 @@ Result<void> addNodeFilters(const RequestContext& ctx, const std::string& conduc
     } else if (key == "traits" || key == "not-traits" || key == "traits-any" ||
                key == "not-traits-any") {
       // The node traits spec's filters (Ironic never built them).
-      KILN_TRY_VOID(requireVersion(ctx, 37));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k37NodeTraits));
       auto traits = splitCommaList(value);
       if (traits.empty()) return invalid("The " + key + " filter needs at least one trait");
       for (const auto& t : traits) KILN_TRY_VOID(validateTrait(t, "Invalid trait in " + key + " filter"));
@@ -181,7 +182,7 @@ Result<void> findNodeInto(Transaction& tx, const RequestContext& ctx, const std:
                           Record& out) {
   if (isUuidLike(ident)) {
     if (KILN_TRY(tx.nodes().findInto(kNodeUuid, Value::text(normalizeUuid(ident)), out))) return {};
-  } else if (ctx.atLeast(5)) {
+  } else if (ctx.atLeast(ver::k5NodeName)) {
     if (!validateNodeName(ident)) {
       return invalid("Expected a logical name or UUID but received " + ident + ".");
     }
@@ -351,7 +352,7 @@ Result<ApiResponse> NodeHandlers::create(RequestContext& ctx) {
   KILN_TRY_VOID(assignUuid(node));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     node.setText(kNodeProvisionState,
-                 std::string(ctx.atLeast(11) ? state::kEnroll : state::kAvailable));
+                 std::string(ctx.atLeast(ver::k11EnrollState) ? state::kEnroll : state::kAvailable));
     node.setBool(kNodeProtected, false);
     if (node[kNodeMaintenance].isNull()) node.setBool(kNodeMaintenance, false);
     if (node[kNodeConsoleEnabled].isNull()) node.setBool(kNodeConsoleEnabled, false);
@@ -377,7 +378,7 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
   }
   bool resetInterfaces = false;
   if (auto reset = ctx.request.param("reset_interfaces")) {
-    KILN_TRY_VOID(requireVersion(ctx, 45));
+    KILN_TRY_VOID(requireVersion(ctx, ver::k45ResetInterfaces));
     resetInterfaces = KILN_TRY(parseBool("reset_interfaces", *reset));
     if (resetInterfaces && !patchTouches(patch, "driver")) {
       return invalid("The reset_interfaces parameter can only be used when changing the node's driver.");
@@ -393,7 +394,7 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
       if (!before[kNodeTargetProvisionState].isNull() && !state::updateAllowedInTransition(provState)) {
         return conflict("Node " + ident + " can not be updated while a state transition is in progress.");
       }
-      if (ctx.atLeast(39) && provState == state::kInspecting) {
+      if (ctx.atLeast(ver::k39InspectWait) && provState == state::kInspecting) {
         return conflict("Cannot update node \"" + before.uuid() + "\" while it is in state \"inspecting\".");
       }
     }
@@ -557,8 +558,8 @@ Result<ApiResponse> NodeHandlers::states(RequestContext& ctx) {
                      kNodeTargetPowerState, kNodeTargetProvisionState, kNodeProvisionUpdatedAt}) {
       mask.set(f);
     }
-    if (ctx.atLeast(12)) mask.set(kNodeRaidConfig).set(kNodeTargetRaidConfig);
-    if (ctx.atLeast(75)) mask.set(kNodeBootMode).set(kNodeSecureBoot);
+    if (ctx.atLeast(ver::k12RaidConfig)) mask.set(kNodeRaidConfig).set(kNodeTargetRaidConfig);
+    if (ctx.atLeast(ver::k75NodeBootMode)) mask.set(kNodeBootMode).set(kNodeSecureBoot);
     JsonWriter w;
     NodeViewContext view{ctx, deps_.config.host};
     renderNode(w, view, node, mask, nullptr);

@@ -7,6 +7,7 @@
 #include "server/api/handler_support.h"
 #include "server/api/node_handlers.h"
 #include "server/model/trait.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -37,7 +38,7 @@ Result<ApiResponse> NodeHandlers::listTraits(RequestContext& ctx) {
     Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
     // Below 1.37 Ironic reads the path as GET /v1/nodes/{node}?fields=traits: the node must
     // exist, then the field is too new (see the route table).
-    if (!ctx.atLeast(37)) return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
+    if (!ctx.atLeast(ver::k37NodeTraits)) return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
     auto traits = KILN_TRY(tx.traits().get(node.id()));
     JsonWriter w;
     w.beginObject();

@@ -3,6 +3,7 @@
 #include "server/api/common.h"
 #include "server/model/node.h"
 #include "shared/core/secrets.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 
@@ -19,9 +20,9 @@ void renderNode(JsonWriter& w, const NodeViewContext& view, const Record& node,
     switch (field) {
       case kNodeProvisionState: {
         const std::string& state = node.str(kNodeProvisionState);
-        if (version < 2 && state == "available") {
+        if (version < ver::k2AvailableState && state == "available") {
           out.null();
-        } else if (version < 39 && state == "inspect wait") {
+        } else if (version < ver::k39InspectWait && state == "inspect wait") {
           out.string("inspecting");
         } else {
           out.string(state);

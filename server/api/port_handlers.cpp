@@ -10,6 +10,7 @@
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -244,7 +245,7 @@ Result<ApiResponse> PortHandlers::listPorts(RequestContext& ctx, bool detailPath
       eq(kPortAddress, KILN_TRY(normalizeMac(*address)));
     }
     if (auto pg = ctx.request.param("portgroup")) {
-      KILN_TRY_VOID(requireVersion(ctx, 24));
+      KILN_TRY_VOID(requireVersion(ctx, ver::k24PortgroupsSubcontrollers));
       Record group = KILN_TRY(findPortgroup(tx, *pg));
       eq(kPortPortgroupUuid, group.uuid());
     }
@@ -459,7 +460,7 @@ Result<ApiResponse> PortHandlers::updatePortgroup(RequestContext& ctx) {
     // Ironic's 1.26 check (is_path_updated) looks at the first operation only: below 1.26 a
     // patch whose first operation leaves mode and properties alone may change them later.
     int version = ctx.version;
-    if (version < 26 && !patch.ops.empty()) {
+    if (version < ver::k26PortgroupModeProperties && !patch.ops.empty()) {
       const std::string& first = patch.ops.front().tokens.front();
       if (first != "mode" && first != "properties") version = 26;
     }
@@ -496,7 +497,7 @@ Result<ApiResponse> PortHandlers::updatePortgroup(RequestContext& ctx) {
     }
     const Record node = KILN_TRY(validatePortgroup(tx, pg, false));
     const std::string& provState = node.str(kNodeProvisionState);
-    if (ctx.atLeast(39) && provState == state::kInspecting) {
+    if (ctx.atLeast(ver::k39InspectWait) && provState == state::kInspecting) {
       return conflict("Cannot update portgroup \"" + pg.uuid() + "\" on node \"" + node.uuid() +
                       "\" while it is in state \"inspecting\".");
     }

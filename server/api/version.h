@@ -8,14 +8,15 @@
 #include <string>
 
 #include "server/api/http.h"
+#include "server/model/versions.h"
 #include "shared/core/error.h"
 
 namespace kiln::server {
 
-inline constexpr int kMinMinorVersion = 1;
+inline constexpr int kMinMinorVersion = ver::kMin;
 /// The highest microversion Kiln serves. docs/compatibility.md lists what each version adds
 /// and what Kiln does not implement.
-inline constexpr int kMaxMinorVersion = 78;
+inline constexpr int kMaxMinorVersion = ver::kMax;
 
 /// "1.78"
 std::string versionString(int minor);

@@ -13,6 +13,7 @@
 #include "shared/core/secrets.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -190,7 +191,7 @@ Result<ApiResponse> VifHandlers::attach(RequestContext& ctx) {
   const std::string id = vif["id"];
   const auto portUuid = optionalString(vif, "port_uuid");
   const auto groupUuid = portUuid ? std::nullopt : optionalString(vif, "portgroup_uuid");
-  if (ctx.version >= 67 && vif.contains("port_uuid") && vif.contains("portgroup_uuid")) {
+  if (ctx.version >= ver::k67NodeVifAttachPort && vif.contains("port_uuid") && vif.contains("portgroup_uuid")) {
     return invalid("Cannot specify both port_uuid and portgroup_uuid");
   }
   return retryWhileLocked(deps_, [&] {

@@ -14,6 +14,7 @@
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -254,7 +255,7 @@ Result<ApiResponse> VolumeHandlers::list(RequestContext& ctx, Kind kind, bool ne
     opts.collection = k.collection;
     opts.invalidSortKeys = {"extra"};
     if (kind == Kind::Target) opts.invalidSortKeys.push_back("properties");
-    opts.detailSince = 32;  // ?detail= comes with the endpoints
+    opts.detailSince = ver::k32Volume;  // ?detail= comes with the endpoints
     opts.maxLimit = deps_.config.maxLimit;
     opts.nextPath = nested ? "nodes/" + ctx.param(0) + "/" + collectionPath(k) : collectionPath(k);
     RecordStore& store = tx.records(k.resource);

@@ -1,6 +1,7 @@
 #include "server/conductor/provision_state_machine.h"
 
 #include "server/model/provision_state.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -113,14 +114,14 @@ std::optional<std::string_view> verbTarget(std::string_view verb) {
 }
 
 std::optional<int> verbSince(std::string_view verb) {
-  if (verb == "active" || verb == "deleted" || verb == "rebuild") return 1;
-  if (verb == "manage" || verb == "provide") return 4;
-  if (verb == "inspect") return 6;
-  if (verb == "abort") return 13;
-  if (verb == "clean") return 15;
-  if (verb == "adopt") return 17;
-  if (verb == "rescue" || verb == "unrescue") return 38;
-  if (verb == "deploy" || verb == "undeploy") return 73;
+  if (verb == "active" || verb == "deleted" || verb == "rebuild") return ver::k1InitialVersion;
+  if (verb == "manage" || verb == "provide") return ver::k4ManageableState;
+  if (verb == "inspect") return ver::k6InspectState;
+  if (verb == "abort") return ver::k13AbortVerb;
+  if (verb == "clean") return ver::k15ManualClean;
+  if (verb == "adopt") return ver::k17AdoptVerb;
+  if (verb == "rescue" || verb == "unrescue") return ver::k38RescueInterface;
+  if (verb == "deploy" || verb == "undeploy") return ver::k73DeployUndeployVerbs;
   return std::nullopt;
 }
 

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string_view>
 
+#include "server/model/versions.h"
+
 namespace kiln::server {
 
 enum class InterfaceType {
@@ -25,18 +27,18 @@ struct InterfaceTypeInfo {
 };
 
 inline constexpr std::array<InterfaceTypeInfo, kInterfaceCount> kInterfaceTypes = {{
-    {InterfaceType::Bios, "bios", "bios_interface", 40, false},
-    {InterfaceType::Boot, "boot", "boot_interface", 31, true},
-    {InterfaceType::Console, "console", "console_interface", 31, false},
-    {InterfaceType::Deploy, "deploy", "deploy_interface", 31, true},
-    {InterfaceType::Inspect, "inspect", "inspect_interface", 31, false},
-    {InterfaceType::Management, "management", "management_interface", 31, true},
-    {InterfaceType::Network, "network", "network_interface", 20, true},
-    {InterfaceType::Power, "power", "power_interface", 31, true},
-    {InterfaceType::Raid, "raid", "raid_interface", 31, false},
-    {InterfaceType::Rescue, "rescue", "rescue_interface", 38, false},
-    {InterfaceType::Storage, "storage", "storage_interface", 33, false},
-    {InterfaceType::Vendor, "vendor", "vendor_interface", 31, false},
+    {InterfaceType::Bios, "bios", "bios_interface", ver::k40BiosInterface, false},
+    {InterfaceType::Boot, "boot", "boot_interface", ver::k31DynamicInterfaces, true},
+    {InterfaceType::Console, "console", "console_interface", ver::k31DynamicInterfaces, false},
+    {InterfaceType::Deploy, "deploy", "deploy_interface", ver::k31DynamicInterfaces, true},
+    {InterfaceType::Inspect, "inspect", "inspect_interface", ver::k31DynamicInterfaces, false},
+    {InterfaceType::Management, "management", "management_interface", ver::k31DynamicInterfaces, true},
+    {InterfaceType::Network, "network", "network_interface", ver::k20NetworkInterface, true},
+    {InterfaceType::Power, "power", "power_interface", ver::k31DynamicInterfaces, true},
+    {InterfaceType::Raid, "raid", "raid_interface", ver::k31DynamicInterfaces, false},
+    {InterfaceType::Rescue, "rescue", "rescue_interface", ver::k38RescueInterface, false},
+    {InterfaceType::Storage, "storage", "storage_interface", ver::k33StorageInterface, false},
+    {InterfaceType::Vendor, "vendor", "vendor_interface", ver::k31DynamicInterfaces, false},
 }};
 
 inline const InterfaceTypeInfo& interfaceInfo(InterfaceType type) {

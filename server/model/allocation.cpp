@@ -7,6 +7,7 @@
 #include "server/model/trait.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -92,11 +93,11 @@ Result<AllocationRequest> parseAllocationRequest(const Json& body, int version) 
     }
   }
   // Ironic refuses the owner key at any value below 1.60 (_check_allowed_allocation_fields).
-  if (body.contains("owner") && version < 60) {
+  if (body.contains("owner") && version < ver::k60AllocationOwner) {
     return fail(ErrorCode::NotAcceptable,
                 "Request not acceptable. The minimal required API version should be 1.60");
   }
-  if (req.node && version < 58) {
+  if (req.node && version < ver::k58AllocationBackfill) {
     return invalid("Cannot set node when creating an allocation in this API version");
   }
   if (name && !isValidLogicalName(*name)) {

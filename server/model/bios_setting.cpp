@@ -7,6 +7,7 @@
 
 #include "server/storage/storage.h"
 #include "shared/json/json_util.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -16,21 +17,21 @@ constexpr uint32_t N = kNullable, S = kSortable, I = kInternal;
 
 // Ironic's bios_settings table. Rendered by server/api/bios_handlers.cpp.
 constexpr FieldSpec kBiosSettingFields[] = {
-    {"id", FT::Int, 40, I | S},
-    {"name", FT::String, 40, S, 255},
-    {"node_id", FT::Int, 40, I},
-    {"value", FT::String, 40, N},
-    {"attribute_type", FT::String, 74, N, 255},
-    {"allowable_values", FT::Array, 74, N},
-    {"lower_bound", FT::Int, 74, N},
-    {"max_length", FT::Int, 74, N},
-    {"min_length", FT::Int, 74, N},
-    {"read_only", FT::Bool, 74, N},
-    {"reset_required", FT::Bool, 74, N},
-    {"is_unique", FT::Bool, 74, N},
-    {"upper_bound", FT::Int, 74, N},
-    {"created_at", FT::Time, 40, N},
-    {"updated_at", FT::Time, 40, N},
+    {"id", FT::Int, ver::k40BiosInterface, I | S},
+    {"name", FT::String, ver::k40BiosInterface, S, 255},
+    {"node_id", FT::Int, ver::k40BiosInterface, I},
+    {"value", FT::String, ver::k40BiosInterface, N},
+    {"attribute_type", FT::String, ver::k74BiosRegistry, N, 255},
+    {"allowable_values", FT::Array, ver::k74BiosRegistry, N},
+    {"lower_bound", FT::Int, ver::k74BiosRegistry, N},
+    {"max_length", FT::Int, ver::k74BiosRegistry, N},
+    {"min_length", FT::Int, ver::k74BiosRegistry, N},
+    {"read_only", FT::Bool, ver::k74BiosRegistry, N},
+    {"reset_required", FT::Bool, ver::k74BiosRegistry, N},
+    {"is_unique", FT::Bool, ver::k74BiosRegistry, N},
+    {"upper_bound", FT::Int, ver::k74BiosRegistry, N},
+    {"created_at", FT::Time, ver::k40BiosInterface, N},
+    {"updated_at", FT::Time, ver::k40BiosInterface, N},
 };
 static_assert(std::size(kBiosSettingFields) == kBiosUpdatedAt + 1);
 

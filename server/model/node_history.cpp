@@ -1,6 +1,7 @@
 #include "server/model/node_history.h"
 
 #include "shared/core/uuid.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -11,17 +12,17 @@ constexpr uint32_t N = kNullable, S = kSortable, X = kComputed, I = kInternal;
 // Ironic's node_history table (conductor 255, user 32 characters). Rendered by
 // server/api/history_handlers.cpp, not through fields=.
 constexpr FieldSpec kNodeHistoryFields[] = {
-    {"id", FT::Int, 78, I | S},
-    {"uuid", FT::String, 78, S, 36},
-    {"node_id", FT::Int, 78, I},
-    {"conductor", FT::String, 78, N, 255},
-    {"event_type", FT::String, 78, N, 255},
-    {"severity", FT::String, 78, N, 255},
-    {"event", FT::String, 78, N},
-    {"user", FT::String, 78, N, 32},
-    {"created_at", FT::Time, 78, N | S},
-    {"updated_at", FT::Time, 78, N},
-    {"links", FT::Array, 78, X},
+    {"id", FT::Int, ver::k78NodeHistory, I | S},
+    {"uuid", FT::String, ver::k78NodeHistory, S, 36},
+    {"node_id", FT::Int, ver::k78NodeHistory, I},
+    {"conductor", FT::String, ver::k78NodeHistory, N, 255},
+    {"event_type", FT::String, ver::k78NodeHistory, N, 255},
+    {"severity", FT::String, ver::k78NodeHistory, N, 255},
+    {"event", FT::String, ver::k78NodeHistory, N},
+    {"user", FT::String, ver::k78NodeHistory, N, 32},
+    {"created_at", FT::Time, ver::k78NodeHistory, N | S},
+    {"updated_at", FT::Time, ver::k78NodeHistory, N},
+    {"links", FT::Array, ver::k78NodeHistory, X},
 };
 static_assert(std::size(kNodeHistoryFields) == kHistLinks + 1);
 

@@ -3,6 +3,7 @@
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
 #include "server/model/node_history.h"
+#include "server/model/versions.h"
 
 namespace kiln::server {
 namespace {
@@ -14,78 +15,78 @@ constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable,
 
 // Ports (docs/ironic-api.md §9). Order must match enum PortField in port.h.
 constexpr FieldSpec kPortFields[] = {
-    {"id", FT::Int, 1, I | S},
-    {"uuid", FT::String, 1, C | S | L, 36},
-    {"address", FT::String, 1, C | P | S | L, 17},
-    {"node_uuid", FT::String, 1, C | P | S, 36},
-    {"extra", FT::Object, 1, C | P},
-    {"internal_info", FT::Object, 18, 0},
-    {"local_link_connection", FT::Object, 19, C | P},
-    {"pxe_enabled", FT::Bool, 19, C | P | S},
-    {"portgroup_uuid", FT::String, 24, N | C | P | S, 36},
-    {"physical_network", FT::String, 34, N | C | P | S, 64},
-    {"is_smartnic", FT::Bool, 53, C | P | S},
-    {"created_at", FT::Time, 1, N | S},
-    {"updated_at", FT::Time, 1, N | S},
-    {"links", FT::Array, 1, X | L},
+    {"id", FT::Int, ver::k1InitialVersion, I | S},
+    {"uuid", FT::String, ver::k1InitialVersion, C | S | L, 36},
+    {"address", FT::String, ver::k1InitialVersion, C | P | S | L, 17},
+    {"node_uuid", FT::String, ver::k1InitialVersion, C | P | S, 36},
+    {"extra", FT::Object, ver::k1InitialVersion, C | P},
+    {"internal_info", FT::Object, ver::k18PortInternalInfo, 0},
+    {"local_link_connection", FT::Object, ver::k19PortAdvancedNetFields, C | P},
+    {"pxe_enabled", FT::Bool, ver::k19PortAdvancedNetFields, C | P | S},
+    {"portgroup_uuid", FT::String, ver::k24PortgroupsSubcontrollers, N | C | P | S, 36},
+    {"physical_network", FT::String, ver::k34PortPhysicalNetwork, N | C | P | S, 64},
+    {"is_smartnic", FT::Bool, ver::k53PortSmartnic, C | P | S},
+    {"created_at", FT::Time, ver::k1InitialVersion, N | S},
+    {"updated_at", FT::Time, ver::k1InitialVersion, N | S},
+    {"links", FT::Array, ver::k1InitialVersion, X | L},
 };
 
 constexpr FieldSpec kPortgroupFields[] = {
-    {"id", FT::Int, 1, I | S},
-    {"uuid", FT::String, 23, C | S | L, 36},
-    {"name", FT::String, 23, N | C | P | S | L, 255},
-    {"address", FT::String, 23, N | C | P | S | L, 17},
-    {"node_uuid", FT::String, 23, C | P | S, 36},
-    {"extra", FT::Object, 23, C | P},
-    {"internal_info", FT::Object, 23, 0},
-    {"standalone_ports_supported", FT::Bool, 23, C | P | S},
-    {"mode", FT::String, 26, N | C | P | S | E, 255},
-    {"properties", FT::Object, 26, C | P | E},
-    {"created_at", FT::Time, 23, N | S},
-    {"updated_at", FT::Time, 23, N | S},
-    {"links", FT::Array, 23, X | L},
-    {"ports", FT::Array, 24, X | NS | E},
+    {"id", FT::Int, ver::k1InitialVersion, I | S},
+    {"uuid", FT::String, ver::k23Portgroups, C | S | L, 36},
+    {"name", FT::String, ver::k23Portgroups, N | C | P | S | L, 255},
+    {"address", FT::String, ver::k23Portgroups, N | C | P | S | L, 17},
+    {"node_uuid", FT::String, ver::k23Portgroups, C | P | S, 36},
+    {"extra", FT::Object, ver::k23Portgroups, C | P},
+    {"internal_info", FT::Object, ver::k23Portgroups, 0},
+    {"standalone_ports_supported", FT::Bool, ver::k23Portgroups, C | P | S},
+    {"mode", FT::String, ver::k26PortgroupModeProperties, N | C | P | S | E, 255},
+    {"properties", FT::Object, ver::k26PortgroupModeProperties, C | P | E},
+    {"created_at", FT::Time, ver::k23Portgroups, N | S},
+    {"updated_at", FT::Time, ver::k23Portgroups, N | S},
+    {"links", FT::Array, ver::k23Portgroups, X | L},
+    {"ports", FT::Array, ver::k24PortgroupsSubcontrollers, X | NS | E},
 };
 
 constexpr FieldSpec kChassisFields[] = {
-    {"id", FT::Int, 1, I | S},
-    {"uuid", FT::String, 1, C | S | L, 36},
-    {"description", FT::String, 1, N | C | P | S | L, 255},
-    {"extra", FT::Object, 1, C | P},
-    {"created_at", FT::Time, 1, N | S},
-    {"updated_at", FT::Time, 1, N | S},
-    {"links", FT::Array, 1, X | L},
-    {"nodes", FT::Array, 1, X | NS},
+    {"id", FT::Int, ver::k1InitialVersion, I | S},
+    {"uuid", FT::String, ver::k1InitialVersion, C | S | L, 36},
+    {"description", FT::String, ver::k1InitialVersion, N | C | P | S | L, 255},
+    {"extra", FT::Object, ver::k1InitialVersion, C | P},
+    {"created_at", FT::Time, ver::k1InitialVersion, N | S},
+    {"updated_at", FT::Time, ver::k1InitialVersion, N | S},
+    {"links", FT::Array, ver::k1InitialVersion, X | L},
+    {"nodes", FT::Array, ver::k1InitialVersion, X | NS},
 };
 
 constexpr FieldSpec kDeployTemplateFields[] = {
-    {"id", FT::Int, 55, I | S},
-    {"uuid", FT::String, 55, C | S | L, 36},
-    {"name", FT::String, 55, C | P | S | L, 255},
-    {"steps", FT::Array, 55, C | P},
-    {"extra", FT::Object, 55, C | P},
-    {"created_at", FT::Time, 55, N | S},
-    {"updated_at", FT::Time, 55, N | S},
-    {"links", FT::Array, 55, X | L},
+    {"id", FT::Int, ver::k55DeployTemplates, I | S},
+    {"uuid", FT::String, ver::k55DeployTemplates, C | S | L, 36},
+    {"name", FT::String, ver::k55DeployTemplates, C | P | S | L, 255},
+    {"steps", FT::Array, ver::k55DeployTemplates, C | P},
+    {"extra", FT::Object, ver::k55DeployTemplates, C | P},
+    {"created_at", FT::Time, ver::k55DeployTemplates, N | S},
+    {"updated_at", FT::Time, ver::k55DeployTemplates, N | S},
+    {"links", FT::Array, ver::k55DeployTemplates, X | L},
 };
 
 // Allocations (docs/ironic-api-1.79-1.115.md, "G1"). The list shows every field. node_uuid is
 // set by the scheduler (or by a backfill's "node"), never by the client directly.
 constexpr FieldSpec kAllocationFields[] = {
-    {"id", FT::Int, 52, I | S},
-    {"uuid", FT::String, 52, C | S | L, 36},
-    {"name", FT::String, 52, N | C | P | S | L, 255},
-    {"node_uuid", FT::String, 52, N | S | L, 36},
-    {"state", FT::String, 52, S | L},
-    {"last_error", FT::String, 52, N | S | L},
-    {"resource_class", FT::String, 52, N | C | S | L, 80},
-    {"traits", FT::Array, 52, C | L},
-    {"candidate_nodes", FT::Array, 52, C | L},
-    {"extra", FT::Object, 52, C | P | L},
-    {"owner", FT::String, 60, N | C | S | L, 255},
-    {"created_at", FT::Time, 52, N | S | L},
-    {"updated_at", FT::Time, 52, N | S | L},
-    {"links", FT::Array, 52, X | L},
+    {"id", FT::Int, ver::k52Allocation, I | S},
+    {"uuid", FT::String, ver::k52Allocation, C | S | L, 36},
+    {"name", FT::String, ver::k52Allocation, N | C | P | S | L, 255},
+    {"node_uuid", FT::String, ver::k52Allocation, N | S | L, 36},
+    {"state", FT::String, ver::k52Allocation, S | L},
+    {"last_error", FT::String, ver::k52Allocation, N | S | L},
+    {"resource_class", FT::String, ver::k52Allocation, N | C | S | L, 80},
+    {"traits", FT::Array, ver::k52Allocation, C | L},
+    {"candidate_nodes", FT::Array, ver::k52Allocation, C | L},
+    {"extra", FT::Object, ver::k52Allocation, C | P | L},
+    {"owner", FT::String, ver::k60AllocationOwner, N | C | S | L, 255},
+    {"created_at", FT::Time, ver::k52Allocation, N | S | L},
+    {"updated_at", FT::Time, ver::k52Allocation, N | S | L},
+    {"links", FT::Array, ver::k52Allocation, X | L},
 };
 static_assert(std::size(kAllocationFields) == kAllocLinks + 1);
 
@@ -93,30 +94,30 @@ static_assert(std::size(kAllocationFields) == kAllocLinks + 1);
 // String(255), volume_type String(64), volume_id String(36). node_uuid stands for Ironic's
 // node_id (as for ports). The short list shows Ironic's _DEFAULT_RETURN_FIELDS.
 constexpr FieldSpec kVolumeConnectorFields[] = {
-    {"id", FT::Int, 32, I | S},
-    {"uuid", FT::String, 32, C | S | L, 36},
-    {"node_uuid", FT::String, 32, C | P | L, 36},
-    {"type", FT::String, 32, C | P | S | L, 32},
-    {"connector_id", FT::String, 32, C | P | S | L, 255},
-    {"extra", FT::Object, 32, C | P},
-    {"created_at", FT::Time, 32, N | S},
-    {"updated_at", FT::Time, 32, N | S},
-    {"links", FT::Array, 32, X | L},
+    {"id", FT::Int, ver::k32Volume, I | S},
+    {"uuid", FT::String, ver::k32Volume, C | S | L, 36},
+    {"node_uuid", FT::String, ver::k32Volume, C | P | L, 36},
+    {"type", FT::String, ver::k32Volume, C | P | S | L, 32},
+    {"connector_id", FT::String, ver::k32Volume, C | P | S | L, 255},
+    {"extra", FT::Object, ver::k32Volume, C | P},
+    {"created_at", FT::Time, ver::k32Volume, N | S},
+    {"updated_at", FT::Time, ver::k32Volume, N | S},
+    {"links", FT::Array, ver::k32Volume, X | L},
 };
 static_assert(std::size(kVolumeConnectorFields) == kVcLinks + 1);
 
 constexpr FieldSpec kVolumeTargetFields[] = {
-    {"id", FT::Int, 32, I | S},
-    {"uuid", FT::String, 32, C | S | L, 36},
-    {"node_uuid", FT::String, 32, C | P | L, 36},
-    {"volume_type", FT::String, 32, C | P | S | L, 64},
-    {"properties", FT::Object, 32, C | P},
-    {"boot_index", FT::Int, 32, C | P | S | L},
-    {"volume_id", FT::String, 32, C | P | S | L, 36},
-    {"extra", FT::Object, 32, C | P},
-    {"created_at", FT::Time, 32, N | S},
-    {"updated_at", FT::Time, 32, N | S},
-    {"links", FT::Array, 32, X | L},
+    {"id", FT::Int, ver::k32Volume, I | S},
+    {"uuid", FT::String, ver::k32Volume, C | S | L, 36},
+    {"node_uuid", FT::String, ver::k32Volume, C | P | L, 36},
+    {"volume_type", FT::String, ver::k32Volume, C | P | S | L, 64},
+    {"properties", FT::Object, ver::k32Volume, C | P},
+    {"boot_index", FT::Int, ver::k32Volume, C | P | S | L},
+    {"volume_id", FT::String, ver::k32Volume, C | P | S | L, 36},
+    {"extra", FT::Object, ver::k32Volume, C | P},
+    {"created_at", FT::Time, ver::k32Volume, N | S},
+    {"updated_at", FT::Time, ver::k32Volume, N | S},
+    {"links", FT::Array, ver::k32Volume, X | L},
 };
 static_assert(std::size(kVolumeTargetFields) == kVtLinks + 1);
 
