@@ -210,6 +210,15 @@ void ApiService::buildRoutes() {
                  false, ""});
   }
 
+  // Inventory (1.81) and child nodes (1.83): 404 below, as Ironic's node _lookup; shards
+  // (1.82): GET only.
+  router_.add({"GET", "/v1/nodes/{node}/inventory", bind(n, &NodeHandlers::inventory),
+               ver::k81NodeInventory, 404, "", false, ""});
+  router_.add({"GET", "/v1/nodes/{node}/children", bind(n, &NodeHandlers::children),
+               ver::k83ParentChildNodes, 404, "", false, ""});
+  router_.add({"GET", "/v1/shards", bind(n, &NodeHandlers::listShards), ver::k82NodeShard, 404,
+               "The API version does not allow shards", false, ""});
+
   // Ports.
   add("GET", "/v1/ports", bind(p, &PortHandlers::list));
   add("GET", "/v1/ports/detail", bind(p, &PortHandlers::listDetail));

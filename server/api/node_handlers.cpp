@@ -119,6 +119,22 @@ Result<void> addNodeFilters(const RequestContext& ctx, const std::string& conduc
     } else if (key == "description_contains") {
       KILN_TRY_VOID(requireVersion(ctx, ver::k51NodeDescription));
       query.filters.push_back({ListFilter::Op::Contains, kNodeDescription, Value::text(value), {}});
+    } else if (key == "shard") {
+      KILN_TRY_VOID(requireVersion(ctx, ver::k82NodeShard));
+      ListFilter f{ListFilter::Op::In, kNodeShard, {}, {}};
+      for (auto& shard : splitCommaList(value)) f.values.push_back(std::move(shard));
+      if (f.values.empty()) return invalid("The shard filter needs at least one shard");
+      query.filters.push_back(std::move(f));
+    } else if (key == "sharded") {
+      KILN_TRY_VOID(requireVersion(ctx, ver::k82NodeShard));
+      const bool v = KILN_TRY(parseBool("sharded", value));
+      query.filters.push_back(
+          {v ? ListFilter::Op::IsNotNull : ListFilter::Op::IsNull, kNodeShard, {}, {}});
+    } else if (key == "include_children" || key == "parent_node") {
+      KILN_TRY_VOID(requireVersion(ctx, ver::k83ParentChildNodes));  // applied below
+    } else if (key == "instance_name") {
+      KILN_TRY_VOID(requireVersion(ctx, ver::k104NodeInstanceName));
+      eq(kNodeInstanceName, value);
     } else if (key == "chassis_uuid") {
       eq(kNodeChassisUuid, normalizeUuid(value));
     } else if (key == "instance_uuid") {
@@ -143,6 +159,17 @@ Result<void> addNodeFilters(const RequestContext& ctx, const std::string& conduc
           eq(nodeInterfaceField(info.type), value);
         }
       }
+    }
+  }
+  // Child nodes (1.83) are left out of every list, at every version, unless the request asks
+  // for them with include_children=true or names their parent_node (Ironic's node query).
+  const auto includeChildren = ctx.request.param("include_children");
+  const bool children = includeChildren && KILN_TRY(parseBool("include_children", *includeChildren));
+  if (!children) {
+    if (auto parent = ctx.request.param("parent_node")) {
+      eq(kNodeParentNode, isUuidLike(*parent) ? normalizeUuid(*parent) : *parent);
+    } else {
+      query.filters.push_back({ListFilter::Op::IsNull, kNodeParentNode, {}, {}});
     }
   }
   return {};
@@ -343,6 +370,27 @@ Result<void> NodeHandlers::checkCommonFields(Transaction& tx, Record& node, cons
   if (creating && !node.flag(kNodeRetired) && !node[kNodeRetiredReason].isNull()) {
     return invalid("Cannot set retired_reason without retired set to True");
   }
+  if (!node[kNodeInstanceName].isNull() && node.str(kNodeInstanceName).empty()) {
+    return invalid("Schema error for " + std::string(creating ? "node" : "patch") +
+                   ": instance_name: '' is too short");
+  }
+  // parent_node (1.83): a node's name or UUID, stored as the UUID. As Ironic, a parent that
+  // does not exist, is the node itself or has another owner gets one message, so that the
+  // answer does not disclose which nodes exist.
+  if (!node[kNodeParentNode].isNull()) {
+    const std::string requested = node.str(kNodeParentNode);
+    Record parent;
+    const bool found = isUuidLike(requested)
+                           ? KILN_TRY(tx.nodes().findInto(
+                                 kNodeUuid, Value::text(normalizeUuid(requested)), parent))
+                           : isValidLogicalName(requested) &&
+                                 KILN_TRY(tx.nodes().findInto(kNodeName, Value::text(requested), parent));
+    if (!found || parent.uuid() == node.uuid() || parent[kNodeOwner] != node[kNodeOwner]) {
+      return invalid("Unable to apply the requested parent_node '" + requested +
+                     "'. Requested value was invalid.");
+    }
+    node.setText(kNodeParentNode, parent.uuid());
+  }
   return {};
 }
 
@@ -447,6 +495,15 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
     if (patchTouches(patch, "retired_reason") && !node.flag(kNodeRetired) &&
         !node[kNodeRetiredReason].isNull()) {
       return invalid("Cannot set retired_reason without retired set to True");
+    }
+    // 1.104: a change of instance_info names the instance after its display_name when the
+    // node has no instance_name yet (Ironic's update_node).
+    if (patchTouches(patch, "instance_info") && node[kNodeInstanceName].isNull()) {
+      const Json info = objectField(node, kNodeInstanceInfo);
+      if (auto it = info.find("display_name");
+          it != info.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+        node.setText(kNodeInstanceName, it->get<std::string>().substr(0, 255));
+      }
     }
     if (!node.flag(kNodeMaintenance)) node.setNull(kNodeMaintenanceReason);
     if (!node.flag(kNodeProtected)) node.setNull(kNodeProtectedReason);

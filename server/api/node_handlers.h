@@ -43,6 +43,11 @@ class NodeHandlers {
   Result<ApiResponse> clearTraits(RequestContext& ctx);
   Result<ApiResponse> removeTrait(RequestContext& ctx);
 
+  // Node relations after 1.78 (node_relations.cpp).
+  Result<ApiResponse> inventory(RequestContext& ctx);  ///< GET .../inventory (1.81)
+  Result<ApiResponse> children(RequestContext& ctx);   ///< GET .../children (1.83)
+  Result<ApiResponse> listShards(RequestContext& ctx); ///< GET /v1/shards (1.82)
+
   /// Node list restricted to one chassis (GET /v1/chassis/{uuid}/nodes[/detail]).
   Result<ApiResponse> listForChassis(RequestContext& ctx, bool detail);
 

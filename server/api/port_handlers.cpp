@@ -35,7 +35,7 @@ Result<void> validateLocalLinkConnection(Record& port) {
   for (auto it = llc.begin(); it != llc.end(); ++it) {
     const auto& k = it.key();
     if (k != "port_id" && k != "switch_id" && k != "switch_info" && k != "hostname" &&
-        k != "network_type") {
+        k != "network_type" && k != "vtep-logical-switch" && k != "vtep-physical-switch") {
       return invalid(usage);
     }
     if (!it.value().is_string()) return invalid(usage);
@@ -45,7 +45,14 @@ Result<void> validateLocalLinkConnection(Record& port) {
     if (t != "managed" && t != "unmanaged") return invalid(usage);
   }
   const bool unmanaged = llc.value("network_type", "") == "unmanaged";
-  if (!llc.empty() && !unmanaged && !(llc.contains("port_id") && (llc.contains("switch_id") || llc.contains("hostname")))) {
+  // 1.90's OVN VTEP shape: port_id with both vtep-* keys (each needs the other).
+  const bool vtep = llc.contains("vtep-logical-switch") || llc.contains("vtep-physical-switch");
+  if (vtep && !(llc.contains("vtep-logical-switch") && llc.contains("vtep-physical-switch") &&
+                llc.contains("port_id"))) {
+    return invalid(usage);
+  }
+  if (!llc.empty() && !unmanaged && !vtep &&
+      !(llc.contains("port_id") && (llc.contains("switch_id") || llc.contains("hostname")))) {
     return invalid(usage);
   }
   if (llc.contains("switch_id")) {
@@ -74,6 +81,19 @@ void renderPort(JsonWriter& w, const RequestContext& ctx, const Record& p, const
       writeLinks(out, ctx.baseUrl, "ports/" + p.uuid());
       return true;
     }
+    // Below 1.90 (and from 1.105, when OVN VTEP support went again) Ironic shows a port's
+    // local_link_connection without the vtep-* keys.
+    if (field == kPortLocalLinkConnection && !p[field].isNull() &&
+        (!ctx.atLeast(ver::k90OvnVtep) || ctx.atLeast(ver::k105RemoveOvnVtep)) &&
+        p.str(field).find("\"vtep-") != std::string::npos) {
+      auto llc = parseJson(p.str(field));
+      if (llc && llc->is_object()) {
+        llc->erase("vtep-logical-switch");
+        llc->erase("vtep-physical-switch");
+        out.raw(dumpJson(*llc));
+        return true;
+      }
+    }
     return false;
   });
 }
@@ -92,11 +112,62 @@ void renderPortgroup(JsonWriter& w, const RequestContext& ctx, const Record& pg,
   });
 }
 
-Result<Record> findPort(Transaction& tx, const std::string& ident) {
-  if (!isUuidLike(ident)) return invalid("Expected UUID for port_uuid: " + ident);
-  auto found = KILN_TRY(tx.ports().findBy(kPortUuid, Value::text(normalizeUuid(ident))));
+/// A port by UUID, or from 1.88 by name.
+Result<Record> findPort(Transaction& tx, const RequestContext& ctx, const std::string& ident) {
+  std::optional<Record> found;
+  if (isUuidLike(ident)) {
+    found = KILN_TRY(tx.ports().findBy(kPortUuid, Value::text(normalizeUuid(ident))));
+  } else if (ctx.atLeast(ver::k88PortName) && isValidLogicalName(ident)) {
+    found = KILN_TRY(tx.ports().findBy(kPortName, Value::text(ident)));
+  } else {
+    return invalid(ctx.atLeast(ver::k88PortName)
+                       ? "Expected a logical name or UUID but received " + ident + "."
+                       : "Expected UUID for port_uuid: " + ident);
+  }
   if (!found) return notFound("Port " + ident + " could not be found.");
   return std::move(*found);
+}
+
+/// The UUIDs of the nodes matching `filter` (the port and port group filters by a node's
+/// shard or conductor group), as an In filter on `nodeField`.
+Result<ListFilter> nodesFilter(Transaction& tx, ListFilter filter, int nodeField) {
+  ListQuery q;
+  q.limit = 0;
+  q.filters.push_back(std::move(filter));
+  ListFilter out{ListFilter::Op::In, nodeField, {}, {}};
+  for (const auto& node : KILN_TRY(tx.nodes().list(q))) out.values.push_back(node.uuid());
+  if (out.values.empty()) out.values.push_back("");  // matches nothing
+  return out;
+}
+
+/// The shard (1.82 ports, 1.106 port groups) and conductor_groups (1.99) filters, which select
+/// ports or port groups by their node. conductor_groups cannot be combined with a node, port
+/// group or address filter (400, as Ironic).
+Result<void> addNodeBasedFilters(Transaction& tx, const RequestContext& ctx, ListQuery& query,
+                                 int nodeField, int shardSince) {
+  if (auto shard = ctx.request.param("shard")) {
+    KILN_TRY_VOID(requireVersion(ctx, shardSince));
+    ListFilter f{ListFilter::Op::In, kNodeShard, {}, {}};
+    for (auto& v : splitCommaList(*shard)) f.values.push_back(std::move(v));
+    if (f.values.empty()) return invalid("The shard filter needs at least one shard");
+    query.filters.push_back(KILN_TRY(nodesFilter(tx, std::move(f), nodeField)));
+  }
+  if (auto groups = ctx.request.param("conductor_groups")) {
+    for (const char* other : {"node", "node_uuid", "portgroup", "address"}) {
+      if (ctx.request.param(other)) {
+        return invalid("Filtering by conductor_groups together with " + std::string(other) +
+                       " is not supported");
+      }
+    }
+    ListFilter f{ListFilter::Op::In, kNodeConductorGroup, {}, {}};
+    for (auto& v : splitCommaList(*groups)) {
+      for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      f.values.push_back(std::move(v));
+    }
+    if (f.values.empty()) return invalid("The conductor_groups filter needs at least one group");
+    query.filters.push_back(KILN_TRY(nodesFilter(tx, std::move(f), nodeField)));
+  }
+  return {};
 }
 
 Result<Record> findPortgroup(Transaction& tx, const std::string& ident) {
@@ -249,6 +320,11 @@ Result<ApiResponse> PortHandlers::listPorts(RequestContext& ctx, bool detailPath
       Record group = KILN_TRY(findPortgroup(tx, *pg));
       eq(kPortPortgroupUuid, group.uuid());
     }
+    if (auto text = ctx.request.param("description_contains")) {
+      KILN_TRY_VOID(requireVersion(ctx, ver::k97PortDescription));
+      list.query.filters.push_back({ListFilter::Op::Contains, kPortDescription, Value::text(*text), {}});
+    }
+    KILN_TRY_VOID(addNodeBasedFilters(tx, ctx, list.query, kPortNodeUuid, ver::k82NodeShard));
     auto ports = KILN_TRY(tx.ports().list(list.query));
     return jsonResponse(200, renderCollection(ctx, opts, list, ports, [&](JsonWriter& w, const Record& p) {
       renderPort(w, ctx, p, list.mask);
@@ -258,7 +334,7 @@ Result<ApiResponse> PortHandlers::listPorts(RequestContext& ctx, bool detailPath
 
 Result<ApiResponse> PortHandlers::show(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
-    Record port = KILN_TRY(findPort(tx, ctx.param(0)));
+    Record port = KILN_TRY(findPort(tx, ctx, ctx.param(0)));
     const FieldMask mask = KILN_TRY(showFields(ctx, portSchema()));
     JsonWriter w;
     renderPort(w, ctx, port, mask);
@@ -305,11 +381,37 @@ Result<void> PortHandlers::validatePort(Transaction& tx, Record& port) {
 
 Result<ApiResponse> PortHandlers::create(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
+  // 1.94: the node may be named by node_ident (a name or UUID) instead of node_uuid; the schema
+  // wants exactly one of them.
+  std::optional<std::string> nodeIdent;
+  if (body.is_object() && body.contains("node_ident")) {
+    KILN_TRY_VOID(requireVersion(ctx, ver::k94PortNodename));
+    if (!body["node_ident"].is_string()) {
+      return invalid("Schema error for port: node_ident: " + pyRepr(body["node_ident"]) +
+                     " is not of type 'string'");
+    }
+    if (body.contains("node_uuid")) {
+      return invalid("Schema error for port: exactly one of node_ident and node_uuid is required");
+    }
+    nodeIdent = body["node_ident"].get<std::string>();
+    body.erase("node_ident");
+    body["node_uuid"] = "00000000-0000-0000-0000-000000000000";  // replaced below
+  }
   Record port = KILN_TRY(recordFromBody(portSchema(), body, ctx.version, {"address", "node_uuid"}, "port"));
   KILN_TRY_VOID(assignUuid(port));
   // Defaults Ironic applies when the body leaves them out.
   if (!body.contains("pxe_enabled") || body["pxe_enabled"].is_null()) port.setBool(kPortPxeEnabled, true);
+  if (!body.contains("available_for_dynamic_portgroup")) {
+    port.setBool(kPortAvailableForDynamicPortgroup, true);
+  }
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    if (nodeIdent) {
+      Record node = KILN_TRY(findNode(tx, ctx, *nodeIdent));
+      port.setText(kPortNodeUuid, node.uuid());
+    }
+    if (!port[kPortName].isNull() && !isValidLogicalName(port.str(kPortName))) {
+      return invalid("Cannot create port with invalid name '" + port.str(kPortName) + "'");
+    }
     KILN_TRY_VOID(validatePort(tx, port));
     KILN_TRY_VOID(checkPortgroupPhysnet(tx, port, nullptr));
     port.setText(kPortCreatedAt, timestamp(deps_));
@@ -327,10 +429,15 @@ Result<ApiResponse> PortHandlers::update(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
   Patch patch = KILN_TRY(parsePatch(body));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
-    Record before = KILN_TRY(findPort(tx, ctx.param(0)));
+    Record before = KILN_TRY(findPort(tx, ctx, ctx.param(0)));
     Record port = KILN_TRY(patchRecord(portSchema(), before, patch, ctx.version));
     if (port[kPortAddress].isNull()) return invalid("Schema error for patch: 'address' is a required property");
     if (port[kPortNodeUuid].isNull()) return invalid("Schema error for patch: 'node_uuid' is a required property");
+    if (!port[kPortName].isNull() && port[kPortName] != before[kPortName] &&
+        !isValidLogicalName(port.str(kPortName))) {
+      return invalid("Port " + ctx.param(0) + ": Cannot change name to invalid name '" +
+                     port.str(kPortName) + "'");
+    }
     KILN_TRY_VOID(validatePort(tx, port));
     KILN_TRY_VOID(checkPortgroupPhysnet(tx, port, &before));
     port.setText(kPortUpdatedAt, timestamp(deps_));
@@ -345,7 +452,7 @@ Result<ApiResponse> PortHandlers::update(RequestContext& ctx) {
 Result<ApiResponse> PortHandlers::remove(RequestContext& ctx) {
   return retryWhileLocked(deps_, [&] {
     return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
-      Record port = KILN_TRY(findPort(tx, ctx.param(0)));
+      Record port = KILN_TRY(findPort(tx, ctx, ctx.param(0)));
       if (auto node = KILN_TRY(tx.nodes().findBy(kNodeUuid, port[kPortNodeUuid]))) {
         if (!(*node)[kNodeReservation].isNull()) return conflict(nodeLockedMessage(*node));
         // As Ironic: a port bound to a VIF goes only with its node in maintenance.
@@ -395,6 +502,7 @@ Result<ApiResponse> PortHandlers::listGroups(RequestContext& ctx, bool detailPat
     if (auto address = ctx.request.param("address")) {
       eq(kPgAddress, KILN_TRY(normalizeMac(*address)));
     }
+    KILN_TRY_VOID(addNodeBasedFilters(tx, ctx, list.query, kPgNodeUuid, ver::k106PortgroupShard));
     auto groups = KILN_TRY(tx.portgroups().list(list.query));
     return jsonResponse(200, renderCollection(ctx, opts, list, groups, [&](JsonWriter& w, const Record& pg) {
       renderPortgroup(w, ctx, pg, list.mask);

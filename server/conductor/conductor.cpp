@@ -8,6 +8,7 @@
 #include "server/drivers/node_validation.h"
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
+#include "server/model/node_inventory.h"
 #include "server/model/provision_state.h"
 #include "server/model/resources.h"
 #include "shared/json/json_util.h"
@@ -1064,7 +1065,18 @@ Result<Conductor::Next> Conductor::doInspecting(TaskContext& task) {
   task.node.setNull(kNodeReservation);
   FieldMask extra;
   extra.set(kNodeProperties);
-  KILN_TRY_VOID(saveInNewTransaction(task, extra));
+  auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+  KILN_TRY_VOID(saveTask(*tx, task, extra));
+  if (task.inventory) {
+    // The inventory and Ironic's plugin data, for GET /v1/nodes/{id}/inventory (1.81).
+    std::vector<std::string> pxeMacs;
+    for (const auto& port : task.ports) {
+      if (port.flag(kPortPxeEnabled)) pxeMacs.push_back(port.str(kPortAddress));
+    }
+    NodeInventory data{*task.inventory, buildPluginData(*task.inventory, pxeMacs)};
+    KILN_TRY_VOID(storeNodeInventory(*tx, task.node.id(), data, formatIsoTime(deps_.clock.now())));
+  }
+  KILN_TRY_VOID(tx->commit());
   return Next::Stop;
 }
 

@@ -67,6 +67,9 @@ struct TaskContext {
   const Clock* clock = nullptr;
   Logger log{"task"};
   std::string user;  ///< who asked for the running action (node history); "" when unknown
+  /// Set by an inspect interface that finished: the hardware inventory (ironic-python-agent's
+  /// format) the conductor records for GET /v1/nodes/{id}/inventory (API 1.81).
+  std::optional<nlohmann::json> inventory;
 
   const std::string& uuid() const { return node.uuid(); }
 };

@@ -69,6 +69,12 @@ enum NodeField : size_t {
   kNodeNetworkData,
   kNodeBootMode,
   kNodeSecureBoot,
+  kNodeShard,
+  kNodeParentNode,
+  kNodeServiceStep,
+  kNodeDisablePowerOff,
+  kNodeInstanceName,
+  kNodeHealth,
   kNodeCreatedAt,
   kNodeUpdatedAt,
   // Computed (not columns of the nodes table), but for allocation_uuid.

@@ -27,6 +27,10 @@ enum NodeHistoryField : size_t {
   kHistSeverity,
   kHistEvent,
   kHistUser,
+  kHistProject,
+  kHistState,
+  kHistTargetProvisionState,
+  kHistDurationSeconds,
   kHistCreatedAt,
   kHistUpdatedAt,
   kHistLinks

@@ -3,6 +3,7 @@
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
 #include "server/model/node_history.h"
+#include "server/model/node_inventory.h"
 #include "server/model/versions.h"
 
 namespace kiln::server {
@@ -26,6 +27,11 @@ constexpr FieldSpec kPortFields[] = {
     {"portgroup_uuid", FT::String, ver::k24PortgroupsSubcontrollers, N | C | P | S, 36},
     {"physical_network", FT::String, ver::k34PortPhysicalNetwork, N | C | P | S, 64},
     {"is_smartnic", FT::Bool, ver::k53PortSmartnic, C | P | S},
+    {"name", FT::String, ver::k88PortName, N | C | P | S, 255},
+    {"description", FT::String, ver::k97PortDescription, N | C | P | S, 255},
+    {"vendor", FT::String, ver::k100PortVendor, N | C | P | S, 32},
+    {"category", FT::String, ver::k101PortCategory, N | C | P | S, 80},
+    {"available_for_dynamic_portgroup", FT::Bool, ver::k111DynamicPortgroup, C | P | S},
     {"created_at", FT::Time, ver::k1InitialVersion, N | S},
     {"updated_at", FT::Time, ver::k1InitialVersion, N | S},
     {"links", FT::Array, ver::k1InitialVersion, X | L},
@@ -42,6 +48,9 @@ constexpr FieldSpec kPortgroupFields[] = {
     {"standalone_ports_supported", FT::Bool, ver::k23Portgroups, C | P | S},
     {"mode", FT::String, ver::k26PortgroupModeProperties, N | C | P | S | E, 255},
     {"properties", FT::Object, ver::k26PortgroupModeProperties, C | P | E},
+    {"physical_network", FT::String, ver::k102PortgroupPhysicalNetwork, N | C | P | S, 64},
+    {"category", FT::String, ver::k103PortgroupCategory, N | C | P | S, 80},
+    {"dynamic_portgroup", FT::Bool, ver::k111DynamicPortgroup, S},
     {"created_at", FT::Time, ver::k23Portgroups, N | S},
     {"updated_at", FT::Time, ver::k23Portgroups, N | S},
     {"links", FT::Array, ver::k23Portgroups, X | L},
@@ -146,6 +155,8 @@ const Schema& schemaOf(Resource resource) {
       return nodeHistorySchema();
     case Resource::BiosSetting:
       return biosSettingSchema();
+    case Resource::NodeInventory:
+      return nodeInventorySchema();
   }
   return nodeSchema();
 }

@@ -18,10 +18,11 @@ enum class Resource {
   VolumeTarget,
   NodeHistory,  ///< node history events (1.78; server/model/node_history.h)
   BiosSetting,  ///< cached BIOS settings (1.40; server/model/bios_setting.h)
+  NodeInventory,  ///< inspection data (1.81; server/model/node_inventory.h)
 };
 
 /// How many kinds of Resource there are.
-inline constexpr size_t kResourceCount = 10;
+inline constexpr size_t kResourceCount = 11;
 
 /// The schema of a resource (defined next to each resource's model code).
 const Schema& schemaOf(Resource resource);
@@ -33,13 +34,14 @@ namespace kiln::server {
 enum PortField : size_t {
   kPortId, kPortUuid, kPortAddress, kPortNodeUuid, kPortExtra, kPortInternalInfo,
   kPortLocalLinkConnection, kPortPxeEnabled, kPortPortgroupUuid, kPortPhysicalNetwork,
-  kPortIsSmartnic, kPortCreatedAt, kPortUpdatedAt, kPortLinks
+  kPortIsSmartnic, kPortName, kPortDescription, kPortVendor, kPortCategory,
+  kPortAvailableForDynamicPortgroup, kPortCreatedAt, kPortUpdatedAt, kPortLinks
 };
 
 enum PortgroupField : size_t {
   kPgId, kPgUuid, kPgName, kPgAddress, kPgNodeUuid, kPgExtra, kPgInternalInfo,
-  kPgStandalonePortsSupported, kPgMode, kPgProperties, kPgCreatedAt, kPgUpdatedAt, kPgLinks,
-  kPgPorts
+  kPgStandalonePortsSupported, kPgMode, kPgProperties, kPgPhysicalNetwork, kPgCategory,
+  kPgDynamicPortgroup, kPgCreatedAt, kPgUpdatedAt, kPgLinks, kPgPorts
 };
 
 enum ChassisField : size_t {

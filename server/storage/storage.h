@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "server/model/record.h"
@@ -88,6 +89,9 @@ class RecordStore {
 
   /// Number of rows matching the filters.
   virtual Result<int64_t> count(const std::vector<ListFilter>& filters) = 0;
+  /// The distinct values of `field` (a stored field) with how many rows hold each, the largest
+  /// count first (ties by value).
+  virtual Result<std::vector<std::pair<Value, int64_t>>> countByValue(int field) = 0;
 
   /// Inserts a row; field 0 (id) is ignored and assigned. Returns the stored row.
   virtual Result<Record> insert(const Record& record) = 0;

@@ -197,7 +197,7 @@ void FuzzServer::build() {
 void FuzzServer::takeSnapshot() {
   auto tx = app_->storage().begin(server::Storage::Mode::Read);
   if (!tx) fail("cannot read the fixture", tx.error().message);
-  rows_.assign(std::size(kResources), {});
+  rows_.assign(server::kResourceCount, {});
   for (server::Resource r : kResources) {
     server::ListQuery all;
     all.limit = 0;
@@ -221,7 +221,7 @@ void FuzzServer::restoreSnapshot() {
   check(tx, "begin");
   // What the last request added goes first, children before parents; then the fixture's rows
   // come back, parents first.
-  std::vector<std::vector<server::Record>> current(std::size(kResources));
+  std::vector<std::vector<server::Record>> current(server::kResourceCount);
   for (auto it = std::rbegin(kResources); it != std::rend(kResources); ++it) {
     server::ListQuery all;
     all.limit = 0;

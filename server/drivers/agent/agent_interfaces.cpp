@@ -180,6 +180,8 @@ class AgentInspect final : public InspectInterface {
     json properties = objectField(task.node, kNodeProperties);
     applyInventory(properties, info[agent::kInventory]);
     task.node.setText(kNodeProperties, dumpJson(properties));
+    task.inventory = std::move(info[agent::kInventory]);
+    info.erase(agent::kInventory);
     KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
     return StepResult::Done;
   }

@@ -1,6 +1,7 @@
 #include "server/drivers/fake/fake_interfaces.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
@@ -176,10 +177,70 @@ class FakeDeploy final : public DeployInterface {
   std::vector<StepDefinition> steps_;
 };
 
+/// Fake inspection: no hardware is read; the inventory recorded for GET .../inventory (1.81)
+/// describes the node as its properties and ports already do (cpus, cpu_arch, memory_mb,
+/// local_gb, one NIC per port), in ironic-python-agent's types, so that clients which read the
+/// inventory after an inspection (Metal3) work against fake-hardware.
 class FakeInspect final : public InspectInterface {
  public:
   std::string_view name() const override { return "fake"; }
-  Result<StepResult> inspectHardware(TaskContext&) override { return StepResult::Done; }
+  Result<StepResult> inspectHardware(TaskContext& task) override {
+    const json props = objectField(task.node, kNodeProperties);
+    auto integer = [&](const char* key, int64_t fallback) -> int64_t {
+      auto it = props.find(key);
+      if (it == props.end()) return fallback;
+      if (it->is_number_integer()) return it->get<int64_t>();
+      if (it->is_string()) {
+        int64_t v = 0;
+        const std::string& text = it->get_ref<const std::string&>();
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec == std::errc() && end == text.data() + text.size()) return v;
+      }
+      return fallback;
+    };
+    const std::string arch = props.value("cpu_arch", "").empty() ? "x86_64"
+                                                                  : props.value("cpu_arch", "");
+    json nics = json::array();
+    std::string pxeMac;
+    int index = 0;
+    for (const auto& port : task.ports) {
+      const std::string mac = port.str(kPortAddress);
+      if (pxeMac.empty() && port.flag(kPortPxeEnabled)) pxeMac = mac;
+      nics.push_back({{"name", "eth" + std::to_string(index++)},
+                      {"mac_address", mac},
+                      {"ipv4_address", nullptr},
+                      {"ipv6_address", nullptr},
+                      {"has_carrier", true},
+                      {"vendor", "0x1af4"},
+                      {"product", "0x0001"},
+                      {"speed_mbps", 1000},
+                      {"client_id", nullptr},
+                      {"lldp", nullptr}});
+    }
+    const int64_t diskBytes = (integer("local_gb", 9) + 1) * (int64_t{1} << 30);
+    const json disk{{"name", "/dev/sda"},     {"model", "fake disk"}, {"size", diskBytes},
+                    {"rotational", false},    {"wwn", nullptr},       {"serial", "fake-0"},
+                    {"vendor", "fake"},       {"wwn_with_extension", nullptr},
+                    {"wwn_vendor_extension", nullptr}, {"hctl", "0:0:0:0"},
+                    {"by_path", "/dev/disk/by-path/pci-0000:00:01.0-scsi-0:0:0:0"}};
+    task.inventory = json{
+        {"cpu", {{"model_name", "fake CPU"}, {"frequency", "2000"},
+                 {"count", integer("cpus", 1)}, {"architecture", arch},
+                 {"flags", json::array()}}},
+        {"memory", {{"total", integer("memory_mb", 1024) * 1024 * 1024},
+                    {"physical_mb", integer("memory_mb", 1024)}}},
+        {"interfaces", std::move(nics)},
+        {"disks", json::array({disk})},
+        {"root_disk", disk},
+        {"boot", {{"current_boot_mode", "uefi"}, {"pxe_interface", pxeMac.empty() ? json() : json(pxeMac)}}},
+        {"system_vendor", {{"product_name", "fake-hardware"}, {"serial_number", task.uuid()},
+                           {"manufacturer", "Kiln"},
+                           {"firmware", {{"vendor", "Kiln"}, {"version", "1.0"},
+                                         {"build_date", "2026-01-01"}}}}},
+        {"bmc_address", "0.0.0.0"},
+        {"hostname", task.node.str(kNodeName)}};
+    return StepResult::Done;
+  }
 };
 
 /// Ironic's FakeVendorB: three methods that compare their argument `bar` with a word.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <span>
 #include <string_view>
 
@@ -48,17 +49,13 @@ SchemaSql buildSchemaSql(const Schema& schema) {
 }
 
 const SchemaSql& schemaSql(Resource resource) {
-  static const std::array<SchemaSql, kResourceCount> all = {
-      buildSchemaSql(schemaOf(Resource::Node)),
-      buildSchemaSql(schemaOf(Resource::Port)),
-      buildSchemaSql(schemaOf(Resource::Portgroup)),
-      buildSchemaSql(schemaOf(Resource::Chassis)),
-      buildSchemaSql(schemaOf(Resource::DeployTemplate)),
-      buildSchemaSql(schemaOf(Resource::Allocation)),
-      buildSchemaSql(schemaOf(Resource::VolumeConnector)),
-      buildSchemaSql(schemaOf(Resource::VolumeTarget)),
-      buildSchemaSql(schemaOf(Resource::NodeHistory)),
-      buildSchemaSql(schemaOf(Resource::BiosSetting))};
+  static const std::array<SchemaSql, kResourceCount> all = [] {
+    std::array<SchemaSql, kResourceCount> out;
+    for (size_t i = 0; i < kResourceCount; ++i) {
+      out[i] = buildSchemaSql(schemaOf(static_cast<Resource>(i)));
+    }
+    return out;
+  }();
   return all[static_cast<size_t>(resource)];
 }
 
@@ -104,6 +101,20 @@ class SqliteRecordStore final : public RecordStore {
     }
     KILN_TRY(stmt.step());
     return stmt.columnInt(0);
+  }
+
+  Result<std::vector<std::pair<Value, int64_t>>> countByValue(int field) override {
+    const std::string column(schema_[static_cast<size_t>(field)].name);
+    auto stmt = KILN_TRY(conn_.prepare("SELECT " + column + ", COUNT(*) AS n FROM " +
+                                       std::string(schema_.table) + " GROUP BY " + column +
+                                       " ORDER BY n DESC, " + column));
+    std::vector<std::pair<Value, int64_t>> out;
+    while (KILN_TRY(stmt.step())) {
+      Value v;
+      stmt.readColumn(0, schema_[static_cast<size_t>(field)].type, v);
+      out.emplace_back(std::move(v), stmt.columnInt(1));
+    }
+    return out;
   }
 
   Result<Record> insert(const Record& record) override {
@@ -239,6 +250,13 @@ class SqliteTraitStore final : public TraitStore {
   Connection& conn_;
 };
 
+/// One store per Resource, in the enum's order.
+template <size_t... I>
+std::array<SqliteRecordStore, kResourceCount> makeStores(Connection& conn,
+                                                         std::index_sequence<I...>) {
+  return {SqliteRecordStore(conn, static_cast<Resource>(I))...};
+}
+
 class SqliteTransaction final : public Transaction {
  public:
   SqliteTransaction(SqliteStorage& storage, std::unique_ptr<Connection> conn,
@@ -247,16 +265,7 @@ class SqliteTransaction final : public Transaction {
         conn_(std::move(conn)),
         memoryLock_(std::move(memoryLock)),
         writeLock_(std::move(writeLock)),
-        stores_{SqliteRecordStore(*conn_, Resource::Node),
-                SqliteRecordStore(*conn_, Resource::Port),
-                SqliteRecordStore(*conn_, Resource::Portgroup),
-                SqliteRecordStore(*conn_, Resource::Chassis),
-                SqliteRecordStore(*conn_, Resource::DeployTemplate),
-                SqliteRecordStore(*conn_, Resource::Allocation),
-                SqliteRecordStore(*conn_, Resource::VolumeConnector),
-                SqliteRecordStore(*conn_, Resource::VolumeTarget),
-                SqliteRecordStore(*conn_, Resource::NodeHistory),
-                SqliteRecordStore(*conn_, Resource::BiosSetting)},
+        stores_(makeStores(*conn_, std::make_index_sequence<kResourceCount>())),
         traits_(*conn_) {}
 
   ~SqliteTransaction() override {

@@ -143,8 +143,8 @@ TEST_CASE("bad port group patches are 400 with Ironic's messages and change noth
   CHECK(bad(Json::array({op("remove", "/node_uuid")})) ==
         "Schema error for patch: 'node_uuid' is a required property");
   CHECK(bad(Json::array({op("replace", "/uuid", "8221f906-208b-44a5-b575-f8e8a59c4a84")})) ==
-        "Cannot patch /uuid. Only the following can be updated: address, extra, mode, name, "
-        "node_uuid, properties, standalone_ports_supported");
+        "Cannot patch /uuid. Only the following can be updated: address, category, extra, mode, "
+        "name, node_uuid, physical_network, properties, standalone_ports_supported");
   // Unique name and address: 409.
   REQUIRE(api.post("/v1/portgroups",
                    {{"node_uuid", node}, {"name", "taken"}, {"address", "52:54:00:00:04:01"}})
