@@ -3,6 +3,7 @@
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
 #include "server/model/node_history.h"
+#include "server/model/runbook.h"
 #include "server/model/versions.h"
 
 namespace kiln::server {
@@ -146,6 +147,8 @@ const Schema& schemaOf(Resource resource) {
       return nodeHistorySchema();
     case Resource::BiosSetting:
       return biosSettingSchema();
+    case Resource::Runbook:
+      return runbookSchema();
   }
   return nodeSchema();
 }
