@@ -185,3 +185,20 @@ TEST_CASE("runbook documents are checked against Ironic's schema", "[server][mod
   CHECK(ks::validateRunbookTrait(Json(5), "body").error().message ==
         "Schema error for body: 5 is not of type 'string'");
 }
+
+TEST_CASE("the runbook schema is Resource::Runbook's and hides 1.112 fields below it",
+          "[server][model][runbooks]") {
+  const ks::Schema& s = ks::schemaOf(ks::Resource::Runbook);
+  CHECK(&s == &ks::runbookSchema());
+  CHECK(s.table == "runbooks");
+  CHECK(s[0].name == "id");
+  CHECK(s[1].name == "uuid");
+  const ks::FieldMask old = ks::visibleFields(s, ver::k112RunbookTraits - 1);
+  const ks::FieldMask now = ks::visibleFields(s, ver::k112RunbookTraits);
+  for (size_t field : {ks::kRbTraits, ks::kRbDescription}) {
+    CHECK_FALSE(old.test(field));
+    CHECK(now.test(field));
+  }
+  CHECK(old.test(ks::kRbSteps));
+  CHECK_FALSE(ks::visibleFields(s, ver::k92Runbooks - 1).test(ks::kRbSteps));
+}
