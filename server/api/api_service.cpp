@@ -385,7 +385,8 @@ void ApiService::buildRoutes() {
     route("POST", base, bind(rb, &RunbookHandlers::create), "baremetal:runbook:create");
     route("GET", base + "/{runbook}", bind(rb, &RunbookHandlers::show), "");
     route("PATCH", base + "/{runbook}", bind(rb, &RunbookHandlers::update), update);
-    route("DELETE", base + "/{runbook}", bind(rb, &RunbookHandlers::remove), "baremetal:runbook:delete");
+    route("DELETE", base + "/{runbook}", bind(rb, &RunbookHandlers::remove),
+          "baremetal:runbook:delete");
     route("GET", base + "/{runbook}/traits", bind(rb, &RunbookHandlers::listTraits), "");
     route("PUT", base + "/{runbook}/traits", bind(rb, &RunbookHandlers::setTraits), update);
     route("DELETE", base + "/{runbook}/traits", bind(rb, &RunbookHandlers::clearTraits), update);

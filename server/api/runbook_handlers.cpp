@@ -85,7 +85,7 @@ void applyDocument(const Json& doc, Record& r) {
   r.setBool(kRbDisableRamdisk, flag("disable_ramdisk"));
   r.setBool(kRbPublic, flag("public"));
   r.setText(kRbExtra, doc.contains("extra") && doc["extra"].is_object() ? dumpJson(doc["extra"])
-                                                                       : std::string("{}"));
+                                                                        : std::string("{}"));
 }
 
 /// Python's truth value of a JSON value (Ironic tests patch values with `if value:`).
@@ -127,7 +127,7 @@ Result<void> applyOwnerPublicRules(const Patch& patch, const Json& body, Json& d
 /// The fields a PATCH may touch at the version, in Ironic's order (description is appended
 /// from 1.112).
 std::vector<std::string_view> patchableFields(int version) {
-  std::vector<std::string_view> out = {"disable_ramdisk", "extra", "name",
+  std::vector<std::string_view> out = {"disable_ramdisk", "extra",  "name",
                                        "owner",           "public", "steps"};
   if (version >= ver::k112RunbookTraits) out.push_back("description");
   return out;
@@ -198,10 +198,10 @@ Result<ApiResponse> RunbookHandlers::list(RequestContext& ctx) {
     opts.maxLimit = deps_.config.maxLimit;
     ListRequest list = KILN_TRY(parseListRequest(ctx, runbooks(tx), opts));
     auto items = KILN_TRY(runbooks(tx).list(list.query));
-    return jsonResponse(200, renderCollection(ctx, opts, list, items,
-                                              [&](JsonWriter& w, const Record& r) {
-                                                renderRunbook(w, ctx, r, list.mask);
-                                              }));
+    return jsonResponse(
+        200, renderCollection(ctx, opts, list, items, [&](JsonWriter& w, const Record& r) {
+          renderRunbook(w, ctx, r, list.mask);
+        }));
   });
 }
 
@@ -224,12 +224,14 @@ Result<ApiResponse> RunbookHandlers::create(RequestContext& ctx) {
       body, v112 ? RunbookNameRule::Logical : RunbookNameRule::Trait, v112, "runbook"));
   Record r = defaultRecord(schema());
   applyDocument(doc, r);
-  if (doc.contains("uuid") && doc["uuid"].is_string()) r.setText(kRbUuid, doc["uuid"].get<std::string>());
+  if (doc.contains("uuid") && doc["uuid"].is_string())
+    r.setText(kRbUuid, doc["uuid"].get<std::string>());
   KILN_TRY_VOID(assignUuid(r));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     r.setText(kRbCreatedAt, timestamp(deps_));
     auto inserted = runbooks(tx).insert(r);
-    if (!inserted) return std::unexpected(uniqueViolation(inserted.error(), "runbook", r, schema()));
+    if (!inserted)
+      return std::unexpected(uniqueViolation(inserted.error(), "runbook", r, schema()));
     JsonWriter w;
     renderRunbook(w, ctx, *inserted, visibleFields(schema(), ctx.version));
     ApiResponse response = jsonResponse(201, w.take());
@@ -275,7 +277,8 @@ Result<ApiResponse> RunbookHandlers::update(RequestContext& ctx) {
     applyDocument(valid, after);
     after.setText(kRbUpdatedAt, timestamp(deps_));
     auto updated = runbooks(tx).update(after);
-    if (!updated) return std::unexpected(uniqueViolation(updated.error(), "runbook", after, schema()));
+    if (!updated)
+      return std::unexpected(uniqueViolation(updated.error(), "runbook", after, schema()));
     JsonWriter w;
     renderRunbook(w, ctx, after, visibleFields(schema(), ctx.version));
     return jsonResponse(200, w.take());

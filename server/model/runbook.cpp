@@ -55,8 +55,8 @@ Result<void> requireType(const Json& doc, const char* key, std::string_view what
   if (!doc.contains(key)) return {};
   const Json& v = doc[key];
   if (v.is_null() || (v.*check)()) return {};
-  return schemaError(what, maskedRepr(v) + " is not of type '" + std::string(typeName) +
-                               "', 'null'");
+  return schemaError(what,
+                     maskedRepr(v) + " is not of type '" + std::string(typeName) + "', 'null'");
 }
 
 /// A string-or-null property of at most 255 characters (owner, description).
@@ -107,8 +107,8 @@ Result<int64_t> stepOrder(const Json& order, std::string_view what) {
     }
     return std::stoll(text);
   }
-  return schemaError(what, prefix + ". Possible root cause: " + maskedRepr(order) +
-                               " is not of type 'integer'");
+  return schemaError(
+      what, prefix + ". Possible root cause: " + maskedRepr(order) + " is not of type 'integer'");
 }
 
 Result<Json> validateStep(const Json& step, std::string_view what) {
@@ -121,17 +121,17 @@ Result<Json> validateStep(const Json& step, std::string_view what) {
   for (auto it = step.begin(); it != step.end(); ++it) {
     if (it.key() != "interface" && it.key() != "step" && it.key() != "args" &&
         it.key() != "order") {
-      return schemaError(what, "Additional properties are not allowed ('" + it.key() +
-                                   "' was unexpected)");
+      return schemaError(
+          what, "Additional properties are not allowed ('" + it.key() + "' was unexpected)");
     }
   }
   const Json& iface = step["interface"];
   if (!iface.is_string()) {
     return schemaError(what, maskedRepr(iface) + " is not of type 'string'");
   }
-  const bool known = std::any_of(std::begin(kRunbookStepInterfaces),
-                                 std::end(kRunbookStepInterfaces),
-                                 [&](std::string_view i) { return iface == std::string(i); });
+  const bool known =
+      std::any_of(std::begin(kRunbookStepInterfaces), std::end(kRunbookStepInterfaces),
+                  [&](std::string_view i) { return iface == std::string(i); });
   if (!known) {
     return schemaError(what, maskedRepr(iface) +
                                  " is not one of ['vendor', 'power', 'management', 'firmware', "
@@ -194,8 +194,8 @@ Result<Json> validateRunbookDocument(const Json& doc, RunbookNameRule nameRule,
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const bool known = std::find(std::begin(kKeys), std::end(kKeys), it.key()) != std::end(kKeys);
     if (!known || (it.key() == "description" && !allowDescription)) {
-      return schemaError(what, "Additional properties are not allowed ('" + it.key() +
-                                   "' was unexpected)");
+      return schemaError(
+          what, "Additional properties are not allowed ('" + it.key() + "' was unexpected)");
     }
   }
   KILN_TRY_VOID(requireType(doc, "uuid", what, &Json::is_string, "string"));
@@ -214,7 +214,8 @@ Result<Json> validateRunbookDocument(const Json& doc, RunbookNameRule nameRule,
   // Ironic's duplicate_steps: each (interface, step) at most once, whatever the arguments.
   std::set<std::pair<std::string, std::string>> seen, duplicates;
   for (const auto& step : out["steps"]) {
-    auto key = std::make_pair(step["interface"].get<std::string>(), step["step"].get<std::string>());
+    auto key =
+        std::make_pair(step["interface"].get<std::string>(), step["step"].get<std::string>());
     if (!seen.insert(key).second) duplicates.insert(std::move(key));
   }
   if (!duplicates.empty()) {
@@ -223,9 +224,10 @@ Result<Json> validateRunbookDocument(const Json& doc, RunbookNameRule nameRule,
       if (!list.empty()) list += "; ";
       list += "interface: " + iface + ", step: " + step;
     }
-    return invalid("Deploy template invalid: Duplicate deploy steps. A template cannot have "
-                   "multiple deploy steps with the same interface and step. Duplicates: " +
-                   list + ".");
+    return invalid(
+        "Deploy template invalid: Duplicate deploy steps. A template cannot have "
+        "multiple deploy steps with the same interface and step. Duplicates: " +
+        list + ".");
   }
   return out;
 }
@@ -256,8 +258,7 @@ Result<Record> findRunbook(Transaction& tx, const std::string& ident) {
 
 Result<RunbookPlan> resolveRunbookForNode(Transaction& tx, const std::string& runbookIdent,
                                           const std::string& nodeUuid,
-                                          const std::vector<std::string>& nodeTraits,
-                                          int version) {
+                                          const std::vector<std::string>& nodeTraits, int version) {
   if (version < ver::k92Runbooks) return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
   const Record runbook = KILN_TRY(findRunbook(tx, runbookIdent));
   auto nodeHas = [&](const std::string& trait) {

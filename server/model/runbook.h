@@ -110,8 +110,7 @@ struct RunbookPlan {
 /// "service_steps"); then it runs plan.steps with plan.disableRamdisk.
 Result<RunbookPlan> resolveRunbookForNode(Transaction& tx, const std::string& runbookIdent,
                                           const std::string& nodeUuid,
-                                          const std::vector<std::string>& nodeTraits,
-                                          int version);
+                                          const std::vector<std::string>& nodeTraits, int version);
 
 /// resolveRunbookForNode for a node record, reading its traits in `tx`.
 Result<RunbookPlan> resolveRunbookForNode(Transaction& tx, const std::string& runbookIdent,

@@ -24,7 +24,8 @@ std::string version(int minor) { return kiln::server::versionString(minor); }
 
 Json step(const std::string& iface, const std::string& name, Json order,
           Json args = Json::object()) {
-  return {{"interface", iface}, {"step", name}, {"args", std::move(args)}, {"order", std::move(order)}};
+  return {
+      {"interface", iface}, {"step", name}, {"args", std::move(args)}, {"order", std::move(order)}};
 }
 
 Json eraseStep(int order = 1) { return step("deploy", "erase_devices", order); }
@@ -57,7 +58,8 @@ std::set<std::string> keysOf(const Json& object) {
 TEST_CASE("runbooks are created, shown, listed, patched and deleted", "[server][api][runbooks]") {
   RunbookApi r(ver::k92Runbooks);
   auto& api = r.api;
-  Json steps = {eraseStep(1), step("bios", "apply_configuration", 0, {{"settings", Json::array()}})};
+  Json steps = {eraseStep(1),
+                step("bios", "apply_configuration", 0, {{"settings", Json::array()}})};
   Json b = body("CUSTOM_CLEAN", steps);
   b["extra"] = {{"k", "v"}};
   auto created = r.create(b);
@@ -85,10 +87,9 @@ TEST_CASE("runbooks are created, shown, listed, patched and deleted", "[server][
   CHECK(keysOf(api.get("/v1/runbooks/CUSTOM_CLEAN?fields=steps,owner").json()) ==
         std::set<std::string>{"steps", "owner", "links"});
 
-  auto patched = api.patch("/v1/runbooks/" + uuid,
-                           {patchOp("replace", "/name", "CUSTOM_RENAMED"),
-                            patchOp("replace", "/steps/0/order", "5"),
-                            patchOp("replace", "/disable_ramdisk", true)});
+  auto patched = api.patch("/v1/runbooks/" + uuid, {patchOp("replace", "/name", "CUSTOM_RENAMED"),
+                                                    patchOp("replace", "/steps/0/order", "5"),
+                                                    patchOp("replace", "/disable_ramdisk", true)});
   INFO(patched.body);
   REQUIRE(patched.status == 200);
   CHECK(patched.json()["name"] == "CUSTOM_RENAMED");
@@ -152,7 +153,8 @@ TEST_CASE("runbook traits and description are hidden below 1.112", "[server][api
     auto created = r.create(b);
     CHECK(created.status == 400);
     CHECK(created.fault() == std::string("Schema error for runbook: Additional properties are "
-                                         "not allowed ('") + key + "' was unexpected)");
+                                         "not allowed ('") +
+                                 key + "' was unexpected)");
   }
   auto patchDescription =
       api.patch("/v1/runbooks/CUSTOM_RB", {patchOp("add", "/description", "d")});
@@ -203,15 +205,16 @@ TEST_CASE("runbook names are traits below 1.112 and logical names from it",
   sameUuid["uuid"] = first.json()["uuid"];
   auto dupUuid = r.create(sameUuid);
   CHECK(dupUuid.status == 409);
-  CHECK(dupUuid.fault() == "A runbook with UUID " + first.json()["uuid"].get<std::string>() +
-                               " already exists.");
+  CHECK(dupUuid.fault() ==
+        "A runbook with UUID " + first.json()["uuid"].get<std::string>() + " already exists.");
   Json badUuid = body("CUSTOM_THREE");
   badUuid["uuid"] = "not-a-uuid";
   CHECK(r.create(badUuid).fault() == "Expected UUID for uuid: not-a-uuid");
   // PATCH validates with 1.112's schema at every version, as Ironic does.
   auto renamed = api.patch("/v1/runbooks/CUSTOM_ONE", {patchOp("replace", "/name", "legacy-name")});
   CHECK(renamed.status == 200);
-  auto taken = api.patch("/v1/runbooks/legacy-name", {patchOp("replace", "/name", "HW_CPU_X86_VMX")});
+  auto taken =
+      api.patch("/v1/runbooks/legacy-name", {patchOp("replace", "/name", "HW_CPU_X86_VMX")});
   CHECK(taken.status == 409);
   CHECK(taken.fault() == "A runbook with name HW_CPU_X86_VMX already exists.");
 
@@ -236,7 +239,8 @@ TEST_CASE("runbook names are traits below 1.112 and logical names from it",
   CHECK(r.create(described).status == 400);
 }
 
-TEST_CASE("runbook steps are validated as Ironic's RUNBOOK_STEP_SCHEMA", "[server][api][runbooks]") {
+TEST_CASE("runbook steps are validated as Ironic's RUNBOOK_STEP_SCHEMA",
+          "[server][api][runbooks]") {
   RunbookApi r(ver::k92Runbooks);
   auto& api = r.api;
   auto post = [&](Json steps) { return r.create(body("CUSTOM_S", std::move(steps))); };
@@ -253,8 +257,9 @@ TEST_CASE("runbook steps are validated as Ironic's RUNBOOK_STEP_SCHEMA", "[serve
   CHECK(fault({priority}) ==
         prefix + "Additional properties are not allowed ('priority' was unexpected)");
   CHECK(fault({step("network", "x", 1)}) ==
-        prefix + "'network' is not one of ['vendor', 'power', 'management', 'firmware', 'deploy', "
-                 "'bios', 'raid']");
+        prefix +
+            "'network' is not one of ['vendor', 'power', 'management', 'firmware', 'deploy', "
+            "'bios', 'raid']");
   CHECK(fault({step("deploy", "", 1)}) == prefix + "'' is too short");
   CHECK_THAT(fault({eraseStep(-1)}), Catch::Contains("-1 is less than the minimum of 0"));
   CHECK_THAT(fault({step("deploy", "erase_devices", "soon")}),
@@ -273,8 +278,9 @@ TEST_CASE("runbook steps are validated as Ironic's RUNBOOK_STEP_SCHEMA", "[serve
   CHECK_THAT(r.create(bad).fault(), Catch::EndsWith("is too long"));
   bad = body("CUSTOM_S");
   bad["colour"] = "blue";
-  CHECK(r.create(bad).fault() == prefix + "Additional properties are not allowed ('colour' was "
-                                          "unexpected)");
+  CHECK(r.create(bad).fault() == prefix +
+                                     "Additional properties are not allowed ('colour' was "
+                                     "unexpected)");
   CHECK(r.create({{"name", "CUSTOM_S"}}).fault() == prefix + "'steps' is a required property");
 
   // Ironic's duplicate_steps: the same interface and step twice, whatever the arguments.
@@ -298,7 +304,8 @@ TEST_CASE("runbook steps are validated as Ironic's RUNBOOK_STEP_SCHEMA", "[serve
   REQUIRE(ok.status == 201);
   CHECK(ok.json()["steps"] == Json::array({step("firmware", "update", 7)}));
   Json nulls = body("CUSTOM_NULLS");
-  for (const char* key : {"uuid", "disable_ramdisk", "extra", "public", "owner"}) nulls[key] = nullptr;
+  for (const char* key : {"uuid", "disable_ramdisk", "extra", "public", "owner"})
+    nulls[key] = nullptr;
   auto withNulls = r.create(nulls);
   REQUIRE(withNulls.status == 201);
   CHECK(withNulls.json()["extra"] == Json::object());
@@ -331,8 +338,9 @@ TEST_CASE("runbook PATCH keeps Ironic's allowed fields and owner/public rules",
 
   auto uuid = patch("CUSTOM_OWNED", {patchOp("replace", "/uuid", "x")});
   CHECK(uuid.status == 400);
-  CHECK(uuid.fault() == "Cannot patch /uuid. Only the following can be updated: disable_ramdisk, "
-                        "extra, name, owner, public, steps, description");
+  CHECK(uuid.fault() ==
+        "Cannot patch /uuid. Only the following can be updated: disable_ramdisk, "
+        "extra, name, owner, public, steps, description");
   CHECK(patch("CUSTOM_OWNED", {patchOp("replace", "/traits", {"CUSTOM_X"})}).status == 400);
   auto described = patch("CUSTOM_OWNED", {patchOp("add", "/description", "new desc")});
   CHECK(described.status == 200);
@@ -343,8 +351,8 @@ TEST_CASE("runbook PATCH keeps Ironic's allowed fields and owner/public rules",
   CHECK(ownerOnPublic.fault() ==
         "Couldn't apply patch '[{'op': 'add', 'path': '/owner', 'value': 'project-b'}]'. Reason: "
         "There cannot be an owner for a public runbook");
-  CHECK(patch("CUSTOM_OWNED", {patchOp("replace", "/public", true),
-                               patchOp("replace", "/owner", "project-b")})
+  CHECK(patch("CUSTOM_OWNED",
+              {patchOp("replace", "/public", true), patchOp("replace", "/owner", "project-b")})
             .status == 400);
   // Making a runbook public clears its owner; an owner may come back with public=false.
   auto madePublic = patch("CUSTOM_OWNED", {patchOp("replace", "/public", true)});
@@ -380,16 +388,18 @@ TEST_CASE("runbook lists page, sort and refuse Ironic's invalid sort keys",
     INFO(key);
     auto sorted = api.get(std::string("/v1/runbooks?sort_key=") + key);
     CHECK(sorted.status == 400);
-    CHECK(sorted.fault() == std::string("The sort_key value ") + key +
-                                " is an invalid field for sorting");
+    CHECK(sorted.fault() ==
+          std::string("The sort_key value ") + key + " is an invalid field for sorting");
   }
   auto byName = api.get("/v1/runbooks?sort_key=name&sort_dir=desc").json()["runbooks"];
   REQUIRE(byName.size() == 3);
   CHECK(byName[0]["name"] == "rb-c");
   auto page = api.get("/v1/runbooks?limit=2").json();
   REQUIRE(page["runbooks"].size() == 2);
-  CHECK_THAT(page["next"].get<std::string>(), Catch::Contains("marker=" + page["runbooks"][1]["uuid"].get<std::string>()));
-  auto rest = api.get("/v1/runbooks?limit=2&marker=" + page["runbooks"][1]["uuid"].get<std::string>());
+  CHECK_THAT(page["next"].get<std::string>(),
+             Catch::Contains("marker=" + page["runbooks"][1]["uuid"].get<std::string>()));
+  auto rest =
+      api.get("/v1/runbooks?limit=2&marker=" + page["runbooks"][1]["uuid"].get<std::string>());
   CHECK(rest.json()["runbooks"].size() == 1);
   CHECK(api.get("/v1/runbooks?project=true").status == 200);
   CHECK(api.get("/v1/runbooks?project=maybe").status == 400);
@@ -432,7 +442,8 @@ TEST_CASE("runbook traits are listed, replaced, added and removed from 1.112",
              Catch::StartsWith("Schema error for body: 'lower'"));
   CHECK(api.put(path, {{"trait", Json::array()}}).fault() ==
         "Schema error for body: Additional properties are not allowed ('trait' was unexpected)");
-  CHECK(api.put(path, Json::array()).fault() == "Schema error for body: [] is not of type 'object'");
+  CHECK(api.put(path, Json::array()).fault() ==
+        "Schema error for body: [] is not of type 'object'");
   CHECK(api.get(path).json()["traits"].size() == 3);
 
   CHECK(api.del(path + "/CUSTOM_MISSING").status == 204);  // a no-op, as in Ironic
@@ -446,9 +457,9 @@ TEST_CASE("runbook traits are listed, replaced, added and removed from 1.112",
   // Trait changes leave the runbook's own row as Ironic leaves it.
   CHECK(api.get("/v1/runbooks/rb").json()["updated_at"].is_null());
 
-  for (const std::string& missing : std::vector<std::string>{
-           "/v1/runbooks/rb-none/traits",
-           "/v1/runbooks/2d6a7b7c-9f3c-4f57-a9d1-1c9f9e2b0b11/traits"}) {
+  for (const std::string& missing :
+       std::vector<std::string>{"/v1/runbooks/rb-none/traits",
+                                "/v1/runbooks/2d6a7b7c-9f3c-4f57-a9d1-1c9f9e2b0b11/traits"}) {
     INFO(missing);
     CHECK(api.get(missing).status == 404);
     CHECK(api.put(missing, {{"traits", Json::array()}}).status == 404);

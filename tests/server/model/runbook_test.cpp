@@ -37,7 +37,8 @@ std::string insertRunbook(Storage& storage, const std::string& name, const Json&
   return uuid;
 }
 
-Json step(const std::string& iface, const std::string& name, int order, Json args = Json::object()) {
+Json step(const std::string& iface, const std::string& name, int order,
+          Json args = Json::object()) {
   return {{"interface", iface}, {"step", name}, {"args", std::move(args)}, {"order", order}};
 }
 
@@ -50,15 +51,14 @@ TEST_CASE("resolveRunbookForNode below 1.112 needs the runbook's name among the 
   auto storage = ks::openStorage("sqlite://").value();
   const std::string uuid = insertRunbook(
       *storage, "CUSTOM_WIPE",
-      Json::array({step("deploy", "erase_devices", 2),
-                   step("bios", "apply_configuration", 0, {{"a", 1}}),
-                   step("raid", "delete_configuration", 2),
-                   step("management", "clear_job_queue", 1)}),
+      Json::array(
+          {step("deploy", "erase_devices", 2), step("bios", "apply_configuration", 0, {{"a", 1}}),
+           step("raid", "delete_configuration", 2), step("management", "clear_job_queue", 1)}),
       {"CUSTOM_OTHER"}, true);
   auto tx = storage->begin(Storage::Mode::Read).value();
 
-  auto refused = ks::resolveRunbookForNode(*tx, "CUSTOM_WIPE", kNode, {"CUSTOM_OTHER"},
-                                           ver::k92Runbooks);
+  auto refused =
+      ks::resolveRunbookForNode(*tx, "CUSTOM_WIPE", kNode, {"CUSTOM_OTHER"}, ver::k92Runbooks);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == kiln::ErrorCode::InvalidArgument);
   CHECK(refused.error().message ==
@@ -83,7 +83,8 @@ TEST_CASE("resolveRunbookForNode below 1.112 needs the runbook's name among the 
 TEST_CASE("resolveRunbookForNode from 1.112 needs a runbook trait shared with the node",
           "[server][model][runbooks]") {
   auto storage = ks::openStorage("sqlite://").value();
-  const std::string bare = insertRunbook(*storage, "no-traits", Json::array({step("deploy", "erase_devices", 0)}));
+  const std::string bare =
+      insertRunbook(*storage, "no-traits", Json::array({step("deploy", "erase_devices", 0)}));
   insertRunbook(*storage, "CUSTOM_NAMED", Json::array({step("deploy", "erase_devices", 0)}),
                 {"CUSTOM_B", "CUSTOM_A"}, false, "project-a");
   auto tx = storage->begin(Storage::Mode::Read).value();
@@ -108,10 +109,12 @@ TEST_CASE("resolveRunbookForNode from 1.112 needs a runbook trait shared with th
   REQUIRE(plan);
   CHECK_FALSE(plan->disableRamdisk);
   CHECK_FALSE(plan->adminApproved);  // owned and not public
-  CHECK(plan->steps == Json::parse(R"([{"interface": "deploy", "step": "erase_devices", "args": {}}])"));
+  CHECK(plan->steps ==
+        Json::parse(R"([{"interface": "deploy", "step": "erase_devices", "args": {}}])"));
 
   // Below 1.112 the old rule applies whatever traits the runbook has.
-  CHECK_FALSE(ks::resolveRunbookForNode(*tx, "CUSTOM_NAMED", kNode, {"CUSTOM_B"}, ver::k92Runbooks));
+  CHECK_FALSE(
+      ks::resolveRunbookForNode(*tx, "CUSTOM_NAMED", kNode, {"CUSTOM_B"}, ver::k92Runbooks));
   CHECK(ks::resolveRunbookForNode(*tx, "CUSTOM_NAMED", kNode, {"CUSTOM_NAMED"}, ver::k92Runbooks));
 }
 
@@ -121,7 +124,8 @@ TEST_CASE("resolveRunbookForNode refuses unknown runbooks, bad identifiers and o
   insertRunbook(*storage, "CUSTOM_X", Json::array({step("deploy", "erase_devices", 0)}));
   auto tx = storage->begin(Storage::Mode::Read).value();
 
-  auto tooOld = ks::resolveRunbookForNode(*tx, "CUSTOM_X", kNode, {"CUSTOM_X"}, ver::k92Runbooks - 1);
+  auto tooOld =
+      ks::resolveRunbookForNode(*tx, "CUSTOM_X", kNode, {"CUSTOM_X"}, ver::k92Runbooks - 1);
   REQUIRE_FALSE(tooOld);
   CHECK(tooOld.error().code == kiln::ErrorCode::NotAcceptable);
   auto unknown = ks::resolveRunbookForNode(*tx, "CUSTOM_Y", kNode, {"CUSTOM_Y"}, ver::k92Runbooks);
@@ -138,8 +142,10 @@ TEST_CASE("resolveRunbookForNode reads a node record's traits", "[server][model]
   kiln::test::TestApi api;
   const Json node = api.createNode({{"name", "rb-node"}});
   REQUIRE(api.put("/v1/nodes/rb-node/traits", {{"traits", {"CUSTOM_WIPE"}}}).status == 204);
-  insertRunbook(api.app().storage(), "CUSTOM_WIPE", Json::array({step("deploy", "erase_devices", 0)}));
-  insertRunbook(api.app().storage(), "CUSTOM_OTHER", Json::array({step("deploy", "erase_devices", 0)}));
+  insertRunbook(api.app().storage(), "CUSTOM_WIPE",
+                Json::array({step("deploy", "erase_devices", 0)}));
+  insertRunbook(api.app().storage(), "CUSTOM_OTHER",
+                Json::array({step("deploy", "erase_devices", 0)}));
   auto tx = api.app().storage().begin(Storage::Mode::Read).value();
   auto record = tx->nodes().findBy(ks::kNodeName, ks::Value::text("rb-node")).value();
   REQUIRE(record);
@@ -163,21 +169,26 @@ TEST_CASE("runbook documents are checked against Ironic's schema", "[server][mod
 
   Json described = good;
   described["description"] = "d";
-  auto noDescription = ks::validateRunbookDocument(described, RunbookNameRule::Trait, false, "runbook");
+  auto noDescription =
+      ks::validateRunbookDocument(described, RunbookNameRule::Trait, false, "runbook");
   REQUIRE_FALSE(noDescription);
   CHECK(noDescription.error().message ==
         "Schema error for runbook: Additional properties are not allowed ('description' was "
         "unexpected)");
   CHECK(ks::validateRunbookDocument(described, RunbookNameRule::Logical, true, "patch"));
 
-  auto steps = ks::validateRunbookSteps(Json::parse(R"([{"interface": "power", "step": "reboot", "order": "3"}])"), "patch");
+  auto steps = ks::validateRunbookSteps(
+      Json::parse(R"([{"interface": "power", "step": "reboot", "order": "3"}])"), "patch");
   REQUIRE(steps);
-  CHECK(*steps == Json::parse(R"([{"interface": "power", "step": "reboot", "args": {}, "order": 3}])"));
+  CHECK(*steps ==
+        Json::parse(R"([{"interface": "power", "step": "reboot", "args": {}, "order": 3}])"));
   auto priority = ks::validateRunbookSteps(
-      Json::parse(R"([{"interface": "power", "step": "reboot", "order": 1, "priority": 1}])"), "patch");
+      Json::parse(R"([{"interface": "power", "step": "reboot", "order": 1, "priority": 1}])"),
+      "patch");
   REQUIRE_FALSE(priority);
-  CHECK(priority.error().message ==
-        "Schema error for patch: Additional properties are not allowed ('priority' was unexpected)");
+  CHECK(
+      priority.error().message ==
+      "Schema error for patch: Additional properties are not allowed ('priority' was unexpected)");
 
   CHECK(ks::validateRunbookTrait(Json("CUSTOM_A"), "trait"));
   CHECK(ks::validateRunbookTrait(Json("HW_CPU_X86_VMX"), "trait"));
