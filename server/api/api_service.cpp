@@ -15,6 +15,7 @@
 #include "server/api/history_handlers.h"
 #include "server/api/node_handlers.h"
 #include "server/api/port_handlers.h"
+#include "server/api/runbook_handlers.h"
 #include "server/api/vendor_handlers.h"
 #include "server/api/vif_handlers.h"
 #include "server/api/version.h"
@@ -65,6 +66,7 @@ ApiService::ApiService(ApiDeps deps)
       ports_(std::make_unique<PortHandlers>(deps_)),
       catalog_(std::make_unique<CatalogHandlers>(deps_)),
       templates_(std::make_unique<DeployTemplateHandlers>(deps_)),
+      runbooks_(std::make_unique<RunbookHandlers>(deps_)),
       allocations_(std::make_unique<AllocationHandlers>(deps_)),
       events_(std::make_unique<EventHandlers>(deps_)),
       vendor_(std::make_unique<VendorHandlers>(deps_)),
@@ -373,6 +375,33 @@ void ApiService::buildRoutes() {
                  msg, false, "baremetal:deploy_template:update"});
     router_.add({"DELETE", base + "/{template}", bind(t, &DeployTemplateHandlers::remove), ver::k55DeployTemplates, 405,
                  msg, false, "baremetal:deploy_template:delete"});
+  }
+
+  // Runbooks (1.92, 1.112). Below 1.92 GET is 404 and every other method 405 (Ironic's
+  // RunbooksController._route), the traits sub-resource included; from 1.92 to 1.111 the traits
+  // handlers answer 404 themselves (its _lookup).
+  {
+    auto* rb = runbooks_.get();
+    const std::string msg = "The API version does not allow runbooks";
+    const std::string base = "/v1/runbooks";
+    const std::string update = "baremetal:runbook:update";
+    auto route = [&](std::string method, std::string pattern, Handler h, std::string policy) {
+      const int status = method == "GET" ? 404 : 405;
+      router_.add({std::move(method), std::move(pattern), std::move(h), ver::k92Runbooks, status,
+                   msg, false, std::move(policy)});
+    };
+    route("GET", base, bind(rb, &RunbookHandlers::list), "");
+    route("POST", base, bind(rb, &RunbookHandlers::create), "baremetal:runbook:create");
+    route("GET", base + "/{runbook}", bind(rb, &RunbookHandlers::show), "");
+    route("PATCH", base + "/{runbook}", bind(rb, &RunbookHandlers::update), update);
+    route("DELETE", base + "/{runbook}", bind(rb, &RunbookHandlers::remove),
+          "baremetal:runbook:delete");
+    route("GET", base + "/{runbook}/traits", bind(rb, &RunbookHandlers::listTraits), "");
+    route("PUT", base + "/{runbook}/traits", bind(rb, &RunbookHandlers::setTraits), update);
+    route("DELETE", base + "/{runbook}/traits", bind(rb, &RunbookHandlers::clearTraits), update);
+    route("PUT", base + "/{runbook}/traits/{trait}", bind(rb, &RunbookHandlers::addTrait), update);
+    route("DELETE", base + "/{runbook}/traits/{trait}", bind(rb, &RunbookHandlers::removeTrait),
+          update);
   }
 
   // The node-last spellings Ironic's routing also answers (ironic-tempest-plugin uses

@@ -38,6 +38,7 @@ class NodeHandlers;
 class PortHandlers;
 class CatalogHandlers;
 class DeployTemplateHandlers;
+class RunbookHandlers;
 class AllocationHandlers;
 class EventHandlers;
 class VendorHandlers;
@@ -68,6 +69,7 @@ class ApiService {
   std::unique_ptr<PortHandlers> ports_;
   std::unique_ptr<CatalogHandlers> catalog_;
   std::unique_ptr<DeployTemplateHandlers> templates_;
+  std::unique_ptr<RunbookHandlers> runbooks_;
   std::unique_ptr<AllocationHandlers> allocations_;
   std::unique_ptr<EventHandlers> events_;
   std::unique_ptr<VendorHandlers> vendor_;

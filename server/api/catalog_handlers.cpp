@@ -169,6 +169,10 @@ Result<ApiResponse> CatalogHandlers::v1(RequestContext& ctx) {
     w.key("deploy_templates");
     writeCollectionLinks(w, base, "deploy_templates");
   }
+  if (ctx.atLeast(ver::k92Runbooks)) {
+    w.key("runbooks");
+    writeCollectionLinks(w, base, "runbooks");
+  }
   w.endObject();
   return jsonResponse(200, w.take());
 }

@@ -4,6 +4,7 @@
 #include "server/model/node.h"
 #include "server/model/node_history.h"
 #include "server/model/node_inventory.h"
+#include "server/model/runbook.h"
 #include "server/model/versions.h"
 
 namespace kiln::server {
@@ -157,6 +158,8 @@ const Schema& schemaOf(Resource resource) {
       return biosSettingSchema();
     case Resource::NodeInventory:
       return nodeInventorySchema();
+    case Resource::Runbook:
+      return runbookSchema();
   }
   return nodeSchema();
 }

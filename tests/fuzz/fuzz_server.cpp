@@ -67,7 +67,8 @@ constexpr server::Resource kResources[] = {server::Resource::Chassis, server::Re
                                            server::Resource::DeployTemplate,
                                            server::Resource::Allocation,
                                            server::Resource::VolumeConnector,
-                                           server::Resource::VolumeTarget};
+                                           server::Resource::VolumeTarget,
+                                           server::Resource::Runbook};
 
 }  // namespace
 

@@ -1,0 +1,318 @@
+#include "server/model/runbook.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "server/model/deploy_template.h"
+#include "server/model/node.h"
+#include "server/model/trait.h"
+#include "server/model/versions.h"
+#include "shared/core/secrets.h"
+#include "shared/core/uuid.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+namespace {
+
+using FT = FieldType;
+constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable, X = kComputed,
+                   L = kDefaultList, I = kInternal;
+
+// Ironic's runbooks table (name, description and owner 255 characters). The short list shows
+// Ironic's DEFAULT_RETURN_FIELDS (uuid, name) and the links. traits is neither creatable nor
+// patchable: only the /traits sub-resource changes it. The handlers validate bodies themselves
+// (validateRunbookDocument), so C and P here only document what a body may carry.
+constexpr FieldSpec kRunbookFields[] = {
+    {"id", FT::Int, ver::k92Runbooks, I | S},
+    {"uuid", FT::String, ver::k92Runbooks, C | S | L, 36},
+    {"name", FT::String, ver::k92Runbooks, C | P | S | L, 255},
+    {"description", FT::String, ver::k112RunbookTraits, N | C | P | S, 255},
+    {"steps", FT::Array, ver::k92Runbooks, C | P},
+    {"disable_ramdisk", FT::Bool, ver::k92Runbooks, C | P | S},
+    {"extra", FT::Object, ver::k92Runbooks, C | P},
+    {"public", FT::Bool, ver::k92Runbooks, C | P | S},
+    {"owner", FT::String, ver::k92Runbooks, N | C | P | S, 255},
+    {"traits", FT::Array, ver::k112RunbookTraits, 0},
+    {"created_at", FT::Time, ver::k92Runbooks, N | S},
+    {"updated_at", FT::Time, ver::k92Runbooks, N | S},
+    {"links", FT::Array, ver::k92Runbooks, X | L},
+};
+static_assert(std::size(kRunbookFields) == kRbLinks + 1);
+
+const Schema kRunbookSchema{"Runbook", "runbooks", kRunbookFields};
+
+constexpr size_t kMaxRunbookString = 255;
+
+std::unexpected<Error> schemaError(std::string_view what, const std::string& message) {
+  return invalid("Schema error for " + std::string(what) + ": " + message);
+}
+
+/// jsonschema's "X is not of type 'a', 'b'" for a property of the document.
+Result<void> requireType(const Json& doc, const char* key, std::string_view what,
+                         bool (Json::*check)() const noexcept, std::string_view typeName) {
+  if (!doc.contains(key)) return {};
+  const Json& v = doc[key];
+  if (v.is_null() || (v.*check)()) return {};
+  return schemaError(what,
+                     maskedRepr(v) + " is not of type '" + std::string(typeName) + "', 'null'");
+}
+
+/// A string-or-null property of at most 255 characters (owner, description).
+Result<void> requireShortString(const Json& doc, const char* key, std::string_view what) {
+  KILN_TRY_VOID(requireType(doc, key, what, &Json::is_string, "string"));
+  if (doc.contains(key) && doc[key].is_string() &&
+      doc[key].get_ref<const std::string&>().size() > kMaxRunbookString) {
+    return schemaError(what, maskedRepr(doc[key]) + " is too long");
+  }
+  return {};
+}
+
+Result<void> validateName(const Json& name, RunbookNameRule rule, std::string_view what) {
+  if (rule == RunbookNameRule::Trait) return validateRunbookTrait(name, what);
+  if (!name.is_string()) return schemaError(what, maskedRepr(name) + " is not of type 'string'");
+  const auto& s = name.get_ref<const std::string&>();
+  if (s.empty()) return schemaError(what, "'' is too short");
+  if (s.size() > kMaxRunbookString) return schemaError(what, maskedRepr(name) + " is too long");
+  if (!isValidLogicalName(s)) {
+    return schemaError(what, maskedRepr(name) + " does not match '^[A-Za-z0-9\\\\-._~]+$'");
+  }
+  return {};
+}
+
+/// One step's `order`: an integer >= 0 or a string of digits; returned as an integer.
+Result<int64_t> stepOrder(const Json& order, std::string_view what) {
+  const std::string prefix = maskedRepr(order) + " is not valid under any of the given schemas";
+  if (order.is_number_integer()) {
+    // Unsigned JSON integers beyond int64 are refused as a minimum violation would be.
+    if (order.is_number_unsigned() && order.get<uint64_t>() > INT64_MAX) {
+      return schemaError(what, prefix);
+    }
+    const int64_t v = order.get<int64_t>();
+    if (v < 0) {
+      return schemaError(what, prefix + ". Possible root cause: " + maskedRepr(order) +
+                                   " is less than the minimum of 0");
+    }
+    return v;
+  }
+  if (order.is_string()) {
+    const auto& text = order.get_ref<const std::string&>();
+    if (text.empty()) return schemaError(what, prefix + ". Possible root cause: '' is too short");
+    bool digits = text.size() <= 18;
+    for (char c : text) digits = digits && c >= '0' && c <= '9';
+    if (!digits) {
+      return schemaError(what, prefix + ". Possible root cause: " + maskedRepr(order) +
+                                   " does not match '^[0-9]+$'");
+    }
+    return std::stoll(text);
+  }
+  return schemaError(
+      what, prefix + ". Possible root cause: " + maskedRepr(order) + " is not of type 'integer'");
+}
+
+Result<Json> validateStep(const Json& step, std::string_view what) {
+  if (!step.is_object()) return schemaError(what, maskedRepr(step) + " is not of type 'object'");
+  for (const char* key : {"interface", "step", "order"}) {
+    if (!step.contains(key)) {
+      return schemaError(what, "'" + std::string(key) + "' is a required property");
+    }
+  }
+  for (auto it = step.begin(); it != step.end(); ++it) {
+    if (it.key() != "interface" && it.key() != "step" && it.key() != "args" &&
+        it.key() != "order") {
+      return schemaError(
+          what, "Additional properties are not allowed ('" + it.key() + "' was unexpected)");
+    }
+  }
+  const Json& iface = step["interface"];
+  if (!iface.is_string()) {
+    return schemaError(what, maskedRepr(iface) + " is not of type 'string'");
+  }
+  const bool known =
+      std::any_of(std::begin(kRunbookStepInterfaces), std::end(kRunbookStepInterfaces),
+                  [&](std::string_view i) { return iface == std::string(i); });
+  if (!known) {
+    return schemaError(what, maskedRepr(iface) +
+                                 " is not one of ['vendor', 'power', 'management', 'firmware', "
+                                 "'deploy', 'bios', 'raid']");
+  }
+  const Json& name = step["step"];
+  if (!name.is_string()) return schemaError(what, maskedRepr(name) + " is not of type 'string'");
+  if (name.get_ref<const std::string&>().empty()) return schemaError(what, "'' is too short");
+  const int64_t order = KILN_TRY(stepOrder(step["order"], what));
+  const Json args = step.contains("args") ? step["args"] : Json::object();
+  if (!args.is_object()) return schemaError(what, maskedRepr(args) + " is not of type 'object'");
+  // A bad raid_config (device hints included) is refused now, not when the step runs.
+  KILN_TRY_VOID(validateStepArgs(iface, args));
+  Json out = Json::object();
+  out["interface"] = iface;
+  out["step"] = name;
+  out["args"] = args;
+  out["order"] = order;
+  return out;
+}
+
+}  // namespace
+
+const Schema& runbookSchema() { return kRunbookSchema; }
+
+Result<void> validateRunbookTrait(const Json& trait, std::string_view what) {
+  if (!trait.is_string()) return schemaError(what, maskedRepr(trait) + " is not of type 'string'");
+  const auto& s = trait.get_ref<const std::string&>();
+  if (s.empty()) return schemaError(what, "'' is too short");
+  if (s.size() > kMaxTraitLength) return schemaError(what, maskedRepr(trait) + " is too long");
+  if (!validateTrait(s)) {
+    return schemaError(what, maskedRepr(trait) +
+                                 " is not valid under any of the given schemas. Possible root "
+                                 "cause: " +
+                                 maskedRepr(trait) + " does not match '^CUSTOM_[A-Z0-9_]+$'");
+  }
+  return {};
+}
+
+Result<Json> validateRunbookSteps(const Json& steps, std::string_view what) {
+  if (!steps.is_array()) return schemaError(what, maskedRepr(steps) + " is not of type 'array'");
+  if (steps.empty()) return schemaError(what, "[] is too short");
+  Json out = Json::array();
+  for (const auto& step : steps) out.push_back(KILN_TRY(validateStep(step, what)));
+  return out;
+}
+
+Result<Json> validateRunbookDocument(const Json& doc, RunbookNameRule nameRule,
+                                     bool allowDescription, std::string_view what) {
+  if (!doc.is_object()) return schemaError(what, maskedRepr(doc) + " is not of type 'object'");
+  // jsonschema reports the errors nearest the top first: the required and unexpected keys,
+  // then each property, then the steps' own properties.
+  for (const char* key : {"steps", "name"}) {
+    if (!doc.contains(key)) {
+      return schemaError(what, "'" + std::string(key) + "' is a required property");
+    }
+  }
+  static constexpr std::string_view kKeys[] = {"uuid",  "name",   "steps", "disable_ramdisk",
+                                               "extra", "public", "owner", "description"};
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const bool known = std::find(std::begin(kKeys), std::end(kKeys), it.key()) != std::end(kKeys);
+    if (!known || (it.key() == "description" && !allowDescription)) {
+      return schemaError(
+          what, "Additional properties are not allowed ('" + it.key() + "' was unexpected)");
+    }
+  }
+  KILN_TRY_VOID(requireType(doc, "uuid", what, &Json::is_string, "string"));
+  KILN_TRY_VOID(validateName(doc["name"], nameRule, what));
+  if (!doc["steps"].is_array()) {
+    return schemaError(what, maskedRepr(doc["steps"]) + " is not of type 'array'");
+  }
+  KILN_TRY_VOID(requireType(doc, "disable_ramdisk", what, &Json::is_boolean, "boolean"));
+  KILN_TRY_VOID(requireType(doc, "extra", what, &Json::is_object, "object"));
+  KILN_TRY_VOID(requireType(doc, "public", what, &Json::is_boolean, "boolean"));
+  KILN_TRY_VOID(requireShortString(doc, "owner", what));
+  if (allowDescription) KILN_TRY_VOID(requireShortString(doc, "description", what));
+  Json out = doc;
+  out["steps"] = KILN_TRY(validateRunbookSteps(doc["steps"], what));
+
+  // Ironic's duplicate_steps: each (interface, step) at most once, whatever the arguments.
+  std::set<std::pair<std::string, std::string>> seen, duplicates;
+  for (const auto& step : out["steps"]) {
+    auto key =
+        std::make_pair(step["interface"].get<std::string>(), step["step"].get<std::string>());
+    if (!seen.insert(key).second) duplicates.insert(std::move(key));
+  }
+  if (!duplicates.empty()) {
+    std::string list;
+    for (const auto& [iface, step] : duplicates) {
+      if (!list.empty()) list += "; ";
+      list += "interface: " + iface + ", step: " + step;
+    }
+    return invalid(
+        "Deploy template invalid: Duplicate deploy steps. A template cannot have "
+        "multiple deploy steps with the same interface and step. Duplicates: " +
+        list + ".");
+  }
+  return out;
+}
+
+std::vector<std::string> runbookTraits(const Record& runbook) {
+  std::vector<std::string> out;
+  auto parsed = parseJson(runbook.str(kRbTraits));
+  if (!parsed || !parsed->is_array()) return out;
+  for (const auto& item : *parsed) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+Result<Record> findRunbook(Transaction& tx, const std::string& ident) {
+  RecordStore& store = tx.records(Resource::Runbook);
+  std::optional<Record> found;
+  if (isUuidLike(ident)) {
+    found = KILN_TRY(store.findBy(kRbUuid, Value::text(normalizeUuid(ident))));
+  } else if (isValidLogicalName(ident)) {
+    found = KILN_TRY(store.findBy(kRbName, Value::text(ident)));
+  } else {
+    return invalid("Expected a logical name or UUID but received " + ident + ".");
+  }
+  if (!found) return notFound("Runbook " + ident + " could not be found.");
+  return std::move(*found);
+}
+
+Result<RunbookPlan> resolveRunbookForNode(Transaction& tx, const std::string& runbookIdent,
+                                          const std::string& nodeUuid,
+                                          const std::vector<std::string>& nodeTraits, int version) {
+  if (version < ver::k92Runbooks) return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
+  const Record runbook = KILN_TRY(findRunbook(tx, runbookIdent));
+  auto nodeHas = [&](const std::string& trait) {
+    return std::find(nodeTraits.begin(), nodeTraits.end(), trait) != nodeTraits.end();
+  };
+  if (version >= ver::k112RunbookTraits) {
+    std::vector<std::string> traits = runbookTraits(runbook);
+    if (traits.empty()) {
+      return invalid("Runbook " + runbook.uuid() +
+                     " has no traits configured. Please ask an administrator to add traits to "
+                     "the runbook.");
+    }
+    if (std::none_of(traits.begin(), traits.end(), nodeHas)) {
+      std::sort(traits.begin(), traits.end());
+      return invalid("This runbook has not been approved for use on this node " + nodeUuid +
+                     ". The node does not have any of the runbook's traits " +
+                     pyRepr(Json(traits)) +
+                     ". Please ask an administrator to add a matching trait to your node.");
+    }
+  } else if (!nodeHas(runbook.str(kRbName))) {
+    return invalid("This runbook has not been approved for use on this node " + nodeUuid +
+                   ". Please ask an administrator to add it to your node traits.");
+  }
+
+  RunbookPlan plan;
+  plan.uuid = runbook.uuid();
+  plan.name = runbook.str(kRbName);
+  plan.disableRamdisk = runbook.flag(kRbDisableRamdisk);
+  plan.adminApproved = runbook[kRbOwner].isNull() || runbook.flag(kRbPublic);
+  auto stored = parseJson(runbook.str(kRbSteps), "runbook steps");
+  if (!stored || !stored->is_array()) {
+    return internalError("Runbook " + runbook.uuid() + " has unreadable steps");
+  }
+  std::vector<Json> steps(stored->begin(), stored->end());
+  auto orderOf = [](const Json& s) {
+    return s.contains("order") && s["order"].is_number_integer() ? s["order"].get<int64_t>() : 0;
+  };
+  std::stable_sort(steps.begin(), steps.end(),
+                   [&](const Json& a, const Json& b) { return orderOf(a) < orderOf(b); });
+  plan.steps = Json::array();
+  for (const auto& s : steps) {
+    Json step = Json::object();
+    step["interface"] = s.value("interface", "");
+    step["step"] = s.value("step", "");
+    step["args"] = s.contains("args") && s["args"].is_object() ? s["args"] : Json::object();
+    plan.steps.push_back(std::move(step));
+  }
+  return plan;
+}
+
+Result<RunbookPlan> resolveRunbookForNode(Transaction& tx, const std::string& runbookIdent,
+                                          const Record& node, int version) {
+  const std::vector<std::string> traits = KILN_TRY(tx.traits().get(node.id()));
+  return resolveRunbookForNode(tx, runbookIdent, node.uuid(), traits, version);
+}
+
+}  // namespace kiln::server
