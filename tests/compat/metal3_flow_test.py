@@ -187,7 +187,7 @@ INVENTORY_TYPES = ("obj", {
             "manufacturer": "str", "product_name": "str", "serial_number": "str",
             "firmware": ("obj", {"version": "str", "build_date": "str", "vendor": "str"})}),
         "hostname": "str"}),
-    "plugin_data": "map"})
+    "plugin_data": "any"})      # a json.RawMessage in gophercloud: parsed separately, below
 
 # plugin_data is parsed separately by BMO (a failure there is only logged), but with these types.
 PLUGIN_DATA_TYPES = ("obj", {
