@@ -16,6 +16,7 @@ PACKAGES="
   clang-16 libclang-rt-16-dev
   sqlite3 curl ca-certificates
   python3 python3-ironicclient python3-openstackclient python3-os-traits
+  golang-go golang-github-gophercloud-gophercloud-dev
   python3-tempest ironic-tempest-plugin python3-ddt python3-stestr python3-testtools python3-subunit
   apache2-utils dnsmasq-base
   xorriso isolinux cloud-init ovmf ipxe efibootmgr grub-efi-amd64-bin grub-efi-amd64-signed shim-signed
