@@ -77,6 +77,49 @@ void renderComponent(JsonWriter& w, const Record& r, const std::vector<std::stri
   w.endObject();
 }
 
+/// The fields to show: those asked for (identity ones need 1.114: a 400 below, after the node
+/// lookup as in Ironic), else Ironic's defaults of the version.
+Result<std::vector<std::string>> chosenFields(
+    const RequestContext& ctx, const std::optional<std::vector<std::string>>& names) {
+  const bool identity = ctx.atLeast(ver::k114FirmwareIdentity);
+  if (!names) {
+    std::vector<std::string> fields(std::begin(kDefaultFields), std::end(kDefaultFields));
+    if (identity) {
+      fields.insert(fields.end(), std::begin(kIdentityFields), std::end(kIdentityFields));
+    }
+    return fields;
+  }
+  std::vector<std::string> disallowed;
+  for (const auto& n : *names) {
+    if (!identity && isIdentity(n)) disallowed.push_back(n);
+  }
+  if (!disallowed.empty()) {
+    std::sort(disallowed.begin(), disallowed.end());
+    std::string list;
+    for (const auto& d : disallowed) list += (list.empty() ? "" : ", ") + d;
+    return invalid("Fields " + list +
+                   " are not allowed in this API version. They require at least API version 1." +
+                   std::to_string(ver::k114FirmwareIdentity) + ".");
+  }
+  return *names;
+}
+
+Result<ApiResponse> listFor(Transaction& tx, const RequestContext& ctx,
+                            const std::optional<std::vector<std::string>>& names) {
+  const Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+  const std::vector<std::string> fields = KILN_TRY(chosenFields(ctx, names));
+  JsonWriter w;
+  w.beginObject();
+  w.key("firmware");
+  w.beginArray();
+  for (const auto& r : KILN_TRY(listFirmwareComponents(tx, node.id()))) {
+    renderComponent(w, r, fields);
+  }
+  w.endArray();
+  w.endObject();
+  return jsonResponse(200, w.take());
+}
+
 }  // namespace
 
 Result<ApiResponse> FirmwareHandlers::list(RequestContext& ctx) {
@@ -97,41 +140,8 @@ Result<ApiResponse> FirmwareHandlers::list(RequestContext& ctx) {
       }
     }
   }
-  return inTransaction(deps_.storage, Storage::Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
-    const Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
-    const bool identity = ctx.atLeast(ver::k114FirmwareIdentity);
-    std::vector<std::string> fields;
-    if (names) {
-      if (!identity) {
-        std::vector<std::string> disallowed;
-        for (const auto& n : *names) {
-          if (isIdentity(n)) disallowed.push_back(n);
-        }
-        if (!disallowed.empty()) {
-          std::sort(disallowed.begin(), disallowed.end());
-          std::string list;
-          for (const auto& d : disallowed) list += (list.empty() ? "" : ", ") + d;
-          return invalid("Fields " + list +
-                         " are not allowed in this API version. They require at least API "
-                         "version 1." + std::to_string(ver::k114FirmwareIdentity) + ".");
-        }
-      }
-      fields = *names;
-    } else {
-      fields.assign(std::begin(kDefaultFields), std::end(kDefaultFields));
-      if (identity) fields.insert(fields.end(), std::begin(kIdentityFields), std::end(kIdentityFields));
-    }
-    JsonWriter w;
-    w.beginObject();
-    w.key("firmware");
-    w.beginArray();
-    for (const auto& r : KILN_TRY(listFirmwareComponents(tx, node.id()))) {
-      renderComponent(w, r, fields);
-    }
-    w.endArray();
-    w.endObject();
-    return jsonResponse(200, w.take());
-  });
+  return inTransaction(deps_.storage, Storage::Mode::Read,
+                       [&](Transaction& tx) { return listFor(tx, ctx, names); });
 }
 
 }  // namespace kiln::server

@@ -50,7 +50,9 @@ void checkItem(const json& item, std::vector<SchemaError>& out) {
     return;
   }
   for (const char* key : {"component", "url"}) {
-    if (!item.contains(key)) out.push_back({1, false, "'" + std::string(key) + "' is a required property"});
+    if (!item.contains(key)) {
+      out.push_back({1, false, "'" + std::string(key) + "' is a required property"});
+    }
   }
   if (auto it = item.find("component"); it != item.end()) {
     if (!it->is_string()) {
@@ -83,8 +85,9 @@ void checkItem(const json& item, std::vector<SchemaError>& out) {
     extras += (count++ ? ", '" : "'") + it.key() + "'";
   }
   if (count) {
-    out.push_back({1, false, "Additional properties are not allowed (" + extras +
-                                 (count == 1 ? " was" : " were") + " unexpected)"});
+    out.push_back({1, false,
+                   "Additional properties are not allowed (" + extras +
+                       (count == 1 ? " was" : " were") + " unexpected)"});
   }
 }
 
@@ -143,15 +146,15 @@ StepDefinition firmwareUpdateStep(StepHandler handler) {
   // Ironic: @clean_step, @deploy_step and @service_step, priority 0, abortable False. Its
   // redfish clean step also requires the ramdisk; Kiln's requiresRamdisk means "runs in the
   // agent", which this step never does (the BMC flashes).
-  return StepDefinition{"firmware",
-                        "update",
-                        0,
-                        0,
-                        false,
-                        false,
-                        {{"settings", "A list of dicts with firmware components to be updated",
-                          true}},
-                        std::move(handler)};
+  return StepDefinition{
+      .interface = "firmware",
+      .name = "update",
+      .cleanPriority = 0,
+      .deployPriority = 0,
+      .abortable = false,
+      .requiresRamdisk = false,
+      .argsinfo = {{"settings", "A list of dicts with firmware components to be updated", true}},
+      .handler = std::move(handler)};
 }
 
 }  // namespace kiln::server

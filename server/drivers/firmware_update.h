@@ -26,10 +26,10 @@ enum class FirmwareComponentType { Bios, Bmc, Nic };
 
 /// One entry of firmware.update's settings, checked.
 struct FirmwareUpdateSetting {
-  std::string component;            ///< "bios", "bmc" or "nic:<id>"
+  std::string component;  ///< "bios", "bmc" or "nic:<id>"
   FirmwareComponentType type = FirmwareComponentType::Bios;
-  std::string url;                  ///< where the BMC (or the fake) takes the image from
-  std::optional<int64_t> wait;      ///< seconds to wait after the update (>= 1)
+  std::string url;              ///< where the BMC (or the fake) takes the image from
+  std::optional<int64_t> wait;  ///< seconds to wait after the update (>= 1)
 };
 
 /// The settings of firmware.update, checked against Ironic's schema. InvalidArgument

@@ -23,14 +23,14 @@ json machine(const TaskContext& task) {
 class FakeFirmware final : public FirmwareInterface {
  public:
   FakeFirmware() {
-    steps_.push_back(firmwareUpdateStep([](TaskContext& task, const json& args) -> Result<StepResult> {
+    steps_.push_back(firmwareUpdateStep([](TaskContext& task,
+                                           const json& args) -> Result<StepResult> {
       const auto settings = KILN_TRY(parseFirmwareUpdateSettings(firmwareSettingsArg(args)));
       json& stored = task.internalInfo[kKey];
       if (!stored.is_object()) stored = json::object();
       for (const auto& s : settings) {
         const std::string version = fakeFirmwareVersion(s.url);
-        task.log.info("fake firmware update",
-                      {{"component", s.component}, {"version", version}});
+        task.log.info("fake firmware update", {{"component", s.component}, {"version", version}});
         stored[s.component] = version;
       }
       return StepResult::Done;

@@ -244,11 +244,14 @@ Result<UpdateTarget> findUpdateService(Bmc& bmc, const TaskContext& task) {
     if (auto a = actions->find(kSimpleUpdate); a != actions->end() && a->is_object()) action = &*a;
   }
   if (!action) {
-    return fail(ErrorCode::Unimplemented, "The attribute #UpdateService.SimpleUpdate is missing "
-                                          "on the Redfish UpdateService of node " + task.uuid());
+    return fail(ErrorCode::Unimplemented,
+                "The attribute #UpdateService.SimpleUpdate is missing "
+                "on the Redfish UpdateService of node " +
+                    task.uuid());
   }
   UpdateTarget t;
-  t.action = stringAt(*action, "target").value_or(servicePath + "/Actions/UpdateService.SimpleUpdate");
+  t.action =
+      stringAt(*action, "target").value_or(servicePath + "/Actions/UpdateService.SimpleUpdate");
   t.action = redfishLinkPath(t.action);
   if (auto it = action->find("TransferProtocol@Redfish.AllowableValues");
       it != action->end() && it->is_array()) {
@@ -259,7 +262,8 @@ Result<UpdateTarget> findUpdateService(Bmc& bmc, const TaskContext& task) {
   // As Ironic: a BMC managing several systems is told which one the image is for.
   if (!bmc.client().config().systemId.empty()) {
     const std::string systems = linkAt(root, {"Systems"});
-    const json collection = KILN_TRY(bmc.client().get(systems.empty() ? "/redfish/v1/Systems" : systems));
+    const json collection =
+        KILN_TRY(bmc.client().get(systems.empty() ? "/redfish/v1/Systems" : systems));
     if (memberPaths(collection).size() > 1) t.system = bmc.target.systemPath;
   }
   return t;
@@ -279,8 +283,13 @@ class ComponentUpdate {
   ComponentUpdate(TaskContext& task, Bmc& bmc, const RedfishFirmwareTiming& timing,
                   const UpdateTarget& target, const FirmwareUpdateSetting& setting,
                   std::chrono::steady_clock::time_point start)
-      : task_(task), bmc_(bmc), timing_(timing), target_(target), setting_(setting),
-        clock_(clockOf(task)), start_(start) {}
+      : task_(task),
+        bmc_(bmc),
+        timing_(timing),
+        target_(target),
+        setting_(setting),
+        clock_(clockOf(task)),
+        start_(start) {}
 
   Result<void> run() {
     const std::string managerPath = firstLink(bmc_.system, "ManagedBy");
@@ -300,8 +309,9 @@ class ComponentUpdate {
         break;
     }
     if (setting_.wait && setting_.type != FirmwareComponentType::Bmc) {
-      task_.log.info("waiting after a firmware update",
-                     {{"component", setting_.component}, {"seconds", std::to_string(*setting_.wait)}});
+      task_.log.info(
+          "waiting after a firmware update",
+          {{"component", setting_.component}, {"seconds", std::to_string(*setting_.wait)}});
       clock_.sleepFor(seconds(*setting_.wait));
     }
     return {};
@@ -371,8 +381,7 @@ class ComponentUpdate {
           break;
         case TaskPoll::Kind::Gone:
           task_.log.warning("firmware update task purged by the BMC; assuming it succeeded",
-                            {{"node", task_.uuid()},
-                             {"firmware", maskUrlsInText(setting_.url)}});
+                            {{"node", task_.uuid()}, {"firmware", maskUrlsInText(setting_.url)}});
           return {};
         case TaskPoll::Kind::Ended:
           if (poll.state == "Completed" &&
@@ -381,8 +390,9 @@ class ComponentUpdate {
                            {{"node", task_.uuid()}, {"messages", join(poll.messages, ", ")}});
             return {};
           }
-          return failed(poll.messages.empty() ? std::vector<std::string>{poll.state + " " + poll.status}
-                                              : poll.messages);
+          return failed(poll.messages.empty()
+                            ? std::vector<std::string>{poll.state + " " + poll.status}
+                            : poll.messages);
         case TaskPoll::Kind::Running:
           KILN_TRY_VOID(whileRunning(poll.state, startingSince));
           break;
@@ -480,8 +490,8 @@ Result<void> awaitStableBmc(TaskContext& task, Bmc& bmc, const RedfishFirmwareTi
     clock.sleepFor(timing.validationInterval);
   }
   std::string message = "BMC resources failed to stabilize within " +
-                        std::to_string(timing.validationTimeout.count()) +
-                        " seconds for node " + task.uuid();
+                        std::to_string(timing.validationTimeout.count()) + " seconds for node " +
+                        task.uuid();
   if (!lastError.empty()) message += ", last error: " + lastError;
   return fail(ErrorCode::Unavailable, std::move(message));
 }
@@ -512,8 +522,8 @@ Result<std::vector<FirmwareComponentInfo>> RedfishFirmware::cacheFirmwareCompone
   if (managerPath.empty()) {
     task.log.warning("no manager to read the BMC firmware from", {{"node", task.uuid()}});
   } else if (auto manager = bmc.client().get(managerPath); !manager) {
-    task.log.warning("cannot read the manager", {{"node", task.uuid()},
-                                                 {"error", manager.error().message}});
+    task.log.warning("cannot read the manager",
+                     {{"node", task.uuid()}, {"error", manager.error().message}});
   } else if (auto version = nonEmptyAt(*manager, "FirmwareVersion")) {
     out.push_back({"bmc", *version, std::nullopt, stringAt(*manager, "Model"), std::nullopt});
   } else {
@@ -538,9 +548,9 @@ Result<StepResult> RedfishFirmware::update(TaskContext& task, const json& args) 
   for (const auto& s : settings) {
     const std::string scheme = schemeOf(s.url);
     if (scheme != "http" && scheme != "https") {
-      return invalid("Firmware update of node " + task.uuid() + ": the BMC fetches " +
-                     s.component + " firmware itself, from an http:// or https:// URL; " +
-                     maskUrlsInText(s.url) + " is not one");
+      return invalid("Firmware update of node " + task.uuid() + ": the BMC fetches " + s.component +
+                     " firmware itself, from an http:// or https:// URL; " + maskUrlsInText(s.url) +
+                     " is not one");
     }
   }
   const auto start = clockOf(task).monotonic();

@@ -34,9 +34,10 @@ void nodeWithFirmware(TestApi& api, const std::string& name) {
   api.version = k86;
   api.createNode({{"name", name}, {"firmware_interface", "fake"}});
   REQUIRE(verb(api, name, {{"target", "manage"}}).status == 202);
-  Json step = {{"interface", "firmware"},
-               {"step", "update"},
-               {"args", {{"settings", {{{"component", "bmc"}, {"url", "http://fw.test/bmc-5.1.bin"}}}}}}};
+  Json step = {
+      {"interface", "firmware"},
+      {"step", "update"},
+      {"args", {{"settings", {{{"component", "bmc"}, {"url", "http://fw.test/bmc-5.1.bin"}}}}}}};
   REQUIRE(verb(api, name, {{"target", "clean"}, {"clean_steps", {step}}}).status == 202);
   Json n = api.get("/v1/nodes/" + name).json();
   INFO(n["last_error"]);
@@ -79,9 +80,9 @@ TEST_CASE("node firmware lists the cached components with Ironic's fields",
   REQUIRE(list.size() == 2);
   CHECK(keysOf(r.json()) == std::set<std::string>{"firmware"});
   // 1.86: Ironic's default fields plus the timestamps, no identity, no links.
-  const std::set<std::string> fields86 = {"created_at",      "updated_at",      "component",
-                                          "initial_version", "current_version",
-                                          "last_version_flashed"};
+  const std::set<std::string> fields86 = {"created_at",      "updated_at",
+                                          "component",       "initial_version",
+                                          "current_version", "last_version_flashed"};
   Json bios = byComponent(list, "bios");
   CHECK(keysOf(bios) == fields86);
   CHECK(bios["initial_version"] == "1.0.0");
@@ -94,9 +95,10 @@ TEST_CASE("node firmware lists the cached components with Ironic's fields",
 
   // Another update: current_version and last_version_flashed move, initial_version stays.
   api.clock().advance(std::chrono::seconds(30));
-  Json step = {{"interface", "firmware"},
-               {"step", "update"},
-               {"args", {{"settings", {{{"component", "bmc"}, {"url", "http://fw.test/bmc-5.2.bin"}}}}}}};
+  Json step = {
+      {"interface", "firmware"},
+      {"step", "update"},
+      {"args", {{"settings", {{{"component", "bmc"}, {"url", "http://fw.test/bmc-5.2.bin"}}}}}}};
   REQUIRE(verb(api, "n1", {{"target", "clean"}, {"clean_steps", {step}}}).status == 202);
   Json after = byComponent(api.get("/v1/nodes/n1/firmware").json()["firmware"], "bmc");
   CHECK(after["initial_version"] == bmc["initial_version"]);
@@ -104,7 +106,8 @@ TEST_CASE("node firmware lists the cached components with Ironic's fields",
   CHECK(after["last_version_flashed"] == "bmc-5.2.bin");
   CHECK(after["created_at"] == bmc["created_at"]);
   CHECK(after["updated_at"] == kiln::formatIsoTime(api.clock().now()));
-  CHECK(byComponent(api.get("/v1/nodes/n1/firmware").json()["firmware"], "bios")["updated_at"].is_null());
+  CHECK(byComponent(api.get("/v1/nodes/n1/firmware").json()["firmware"], "bios")["updated_at"]
+            .is_null());
 }
 
 TEST_CASE("node firmware shows vendor, model and serial_number from API 1.114",
@@ -128,15 +131,18 @@ TEST_CASE("node firmware shows vendor, model and serial_number from API 1.114",
 
   // Below 1.114 they are hidden, and asking for them is a 400 (not the 406 of node fields).
   api.version = k113;
-  CHECK_FALSE(byComponent(api.get("/v1/nodes/n1/firmware").json()["firmware"], "bmc").contains("model"));
+  CHECK_FALSE(
+      byComponent(api.get("/v1/nodes/n1/firmware").json()["firmware"], "bmc").contains("model"));
   auto r = api.get("/v1/nodes/n1/firmware?fields=model");
   CHECK(r.status == 400);
-  CHECK(r.fault() == "Fields model are not allowed in this API version. They require at least API "
-                     "version 1.114.");
+  CHECK(r.fault() ==
+        "Fields model are not allowed in this API version. They require at least API "
+        "version 1.114.");
   r = api.get("/v1/nodes/n1/firmware?fields=serial_number,component,vendor");
   CHECK(r.status == 400);
-  CHECK(r.fault() == "Fields serial_number, vendor are not allowed in this API version. They "
-                     "require at least API version 1.114.");
+  CHECK(r.fault() ==
+        "Fields serial_number, vendor are not allowed in this API version. They "
+        "require at least API version 1.114.");
 }
 
 TEST_CASE("node firmware takes ?fields= as Ironic's query schema", "[server][api][firmware]") {
@@ -145,8 +151,8 @@ TEST_CASE("node firmware takes ?fields= as Ironic's query schema", "[server][api
   auto r = api.get("/v1/nodes/n1/firmware?fields=current_version,COMPONENT,component");
   REQUIRE(r.status == 200);
   for (const auto& c : r.json()["firmware"]) {
-    CHECK(keysOf(c) == std::set<std::string>{"created_at", "updated_at", "current_version",
-                                             "component"});
+    CHECK(keysOf(c) ==
+          std::set<std::string>{"created_at", "updated_at", "current_version", "component"});
   }
   // The timestamps are always there; an empty list asks for nothing else.
   r = api.get("/v1/nodes/n1/firmware?fields=");
@@ -159,9 +165,10 @@ TEST_CASE("node firmware takes ?fields= as Ironic's query schema", "[server][api
   // An unknown field is refused before the node is looked up.
   r = api.get("/v1/nodes/nope/firmware?fields=component,bogus");
   CHECK(r.status == 400);
-  CHECK(r.fault() == "Schema error: 'bogus' is not one of ['created_at', 'updated_at', "
-                     "'component', 'initial_version', 'current_version', "
-                     "'last_version_flashed', 'vendor', 'model', 'serial_number']");
+  CHECK(r.fault() ==
+        "Schema error: 'bogus' is not one of ['created_at', 'updated_at', "
+        "'component', 'initial_version', 'current_version', "
+        "'last_version_flashed', 'vendor', 'model', 'serial_number']");
   r = api.get("/v1/nodes/n1/firmware?detail=True");
   CHECK(r.status == 400);
   CHECK(r.fault() == "Schema error: 'True' is not of type 'boolean'");
@@ -170,8 +177,9 @@ TEST_CASE("node firmware takes ?fields= as Ironic's query schema", "[server][api
 TEST_CASE("firmware_interface is a node field from API 1.86", "[server][api][firmware]") {
   TestApi api;
   api.version = "1.85";
-  CHECK(api.post("/v1/nodes", {{"driver", "fake-hardware"}, {"firmware_interface", "fake"}}).status ==
-        406);
+  CHECK(
+      api.post("/v1/nodes", {{"driver", "fake-hardware"}, {"firmware_interface", "fake"}}).status ==
+      406);
   Json n = api.createNode({{"name", "plain"}});
   CHECK_FALSE(n.contains("firmware_interface"));
   CHECK(api.get("/v1/nodes/plain?fields=firmware_interface").status == 406);
@@ -180,10 +188,13 @@ TEST_CASE("firmware_interface is a node field from API 1.86", "[server][api][fir
   CHECK(api.get("/v1/nodes?firmware_interface=no-firmware").json()["nodes"].size() == 1);
   n = api.createNode({{"name", "faked"}, {"firmware_interface", "fake"}});
   CHECK(n["firmware_interface"] == "fake");
-  auto bad = api.post("/v1/nodes", {{"driver", "fake-hardware"}, {"firmware_interface", "redfish"}});
+  auto bad =
+      api.post("/v1/nodes", {{"driver", "fake-hardware"}, {"firmware_interface", "redfish"}});
   CHECK(bad.status == 400);
-  CHECK(api.patch("/v1/nodes/faked", Json::parse(R"([{"op": "replace", "path": "/firmware_interface",
-      "value": "no-firmware"}])")).status == 200);
+  CHECK(
+      api.patch("/v1/nodes/faked", Json::parse(R"([{"op": "replace", "path": "/firmware_interface",
+      "value": "no-firmware"}])"))
+          .status == 200);
   Json redfish = api.createNode({{"name", "rf"},
                                  {"driver", "redfish"},
                                  {"driver_info", {{"redfish_address", "https://bmc.test"}}}});

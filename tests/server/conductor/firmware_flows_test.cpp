@@ -30,7 +30,8 @@ kiln::test::Response provision(TestApi& api, const std::string& ident, Json body
 
 Json update(std::initializer_list<std::pair<const char*, const char*>> settings) {
   Json list = Json::array();
-  for (const auto& [component, url] : settings) list.push_back({{"component", component}, {"url", url}});
+  for (const auto& [component, url] : settings)
+    list.push_back({{"component", component}, {"url", url}});
   return {{"interface", "firmware"}, {"step", "update"}, {"args", {{"settings", list}}}};
 }
 
@@ -51,8 +52,9 @@ TEST_CASE("manual cleaning runs firmware.update on fake hardware and caches the 
   TestApi api(kFakeFirmware);
   api.createNode({{"name", "fw"}});
   REQUIRE(provision(api, "fw", {{"target", "manage"}}).status == 202);
-  REQUIRE(provision(api, "fw", {{"target", "clean"},
-                                {"clean_steps", {update({{"bmc", "http://fw.test/bmc-5.1.bin"}})}}})
+  REQUIRE(provision(api, "fw",
+                    {{"target", "clean"},
+                     {"clean_steps", {update({{"bmc", "http://fw.test/bmc-5.1.bin"}})}}})
               .status == 202);
   Json n = node(api, "fw");
   INFO(n["last_error"]);
@@ -68,10 +70,13 @@ TEST_CASE("manual cleaning runs firmware.update on fake hardware and caches the 
 
   // A second update keeps the first version seen and records the one flashed.
   api.clock().advance(std::chrono::seconds(60));
-  REQUIRE(provision(api, "fw", {{"target", "clean"},
-                                {"clean_steps", {update({{"bmc", "http://fw.test/bmc-5.2.bin"},
-                                                         {"nic:X1", "http://fw.test/x1-3"}})}}})
-              .status == 202);
+  REQUIRE(
+      provision(
+          api, "fw",
+          {{"target", "clean"},
+           {"clean_steps",
+            {update({{"bmc", "http://fw.test/bmc-5.2.bin"}, {"nic:X1", "http://fw.test/x1-3"}})}}})
+          .status == 202);
   REQUIRE(node(api, "fw")["provision_state"] == "manageable");
   c = cached(api, "fw");
   REQUIRE(c.size() == 3);
@@ -89,8 +94,9 @@ TEST_CASE("firmware.update with bad settings fails cleaning with Ironic's messag
   TestApi api(kFakeFirmware);
   api.createNode({{"name", "bad"}});
   REQUIRE(provision(api, "bad", {{"target", "manage"}}).status == 202);
-  REQUIRE(provision(api, "bad", {{"target", "clean"},
-                                 {"clean_steps", {update({{"cpld", "http://fw.test/cpld.bin"}})}}})
+  REQUIRE(provision(api, "bad",
+                    {{"target", "clean"},
+                     {"clean_steps", {update({{"cpld", "http://fw.test/cpld.bin"}})}}})
               .status == 202);
   Json n = node(api, "bad");
   CHECK(n["provision_state"] == "clean failed");
@@ -101,9 +107,11 @@ TEST_CASE("firmware.update with bad settings fails cleaning with Ironic's messag
   CHECK(cached(api, "bad").empty());
   // Without settings the step is refused before it runs (its argsinfo).
   REQUIRE(provision(api, "bad", {{"target", "manage"}}).status == 202);
-  REQUIRE(provision(api, "bad", {{"target", "clean"},
-                                 {"clean_steps", Json::parse(R"([{"interface": "firmware", "step": "update"}])")}})
-              .status == 202);
+  REQUIRE(
+      provision(api, "bad",
+                {{"target", "clean"},
+                 {"clean_steps", Json::parse(R"([{"interface": "firmware", "step": "update"}])")}})
+          .status == 202);
   CHECK_THAT(node(api, "bad")["last_error"].get<std::string>(),
              Catch::Contains("missing these required arguments: settings"));
 }
@@ -142,5 +150,6 @@ TEST_CASE("the cleaning steps of a fake-firmware node list firmware.update",
   // A no-firmware node (the fake-hardware default) offers no firmware steps.
   TestApi plain;
   plain.createNode({{"name", "p"}});
-  for (const auto& s : plain.get("/v1/nodes/p/cleaning/steps").json()) CHECK(s["interface"] != "firmware");
+  for (const auto& s : plain.get("/v1/nodes/p/cleaning/steps").json())
+    CHECK(s["interface"] != "firmware");
 }

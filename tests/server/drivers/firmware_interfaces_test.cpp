@@ -140,13 +140,15 @@ TEST_CASE("the fake firmware reports bios and bmc and records what an update ins
         json{{"bmc", "bmc-5.1.bin"}, {"nic:NIC1", "nic-22.5"}});
 
   // Bad settings change nothing.
-  auto bad = step.handler(task, {{"settings", json::parse(R"([{"component": "cpld", "url": "x"}])")}});
+  auto bad =
+      step.handler(task, {{"settings", json::parse(R"([{"component": "cpld", "url": "x"}])")}});
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::StartsWith("Invalid firmware update "));
   CHECK(task.internalInfo["fake_firmware"].size() == 2);
 }
 
-TEST_CASE("the fake firmware names the version after the URL's file", "[server][drivers][firmware]") {
+TEST_CASE("the fake firmware names the version after the URL's file",
+          "[server][drivers][firmware]") {
   CHECK(fakeFirmwareVersion("http://h/a/b/fw-1.2.bin") == "fw-1.2.bin");
   CHECK(fakeFirmwareVersion("https://h/fw.bin#frag") == "fw.bin");
   CHECK(fakeFirmwareVersion("http://h/") == "http://h/");
@@ -164,7 +166,8 @@ TEST_CASE("hardware types support the firmware interfaces as Ironic's",
   CHECK(*reg->find("redfish")->defaults[kFw] == "redfish");
   CHECK(reg->find("redfish")->enabled[kFw] == std::vector<std::string>{"redfish", "no-firmware"});
   CHECK(*reg->find("fake-hardware")->defaults[kFw] == "no-firmware");
-  CHECK(reg->find("fake-hardware")->enabled[kFw] == std::vector<std::string>{"no-firmware", "fake"});
+  CHECK(reg->find("fake-hardware")->enabled[kFw] ==
+        std::vector<std::string>{"no-firmware", "fake"});
   CHECK(reg->checkInterface(*reg->find("redfish"), InterfaceType::Firmware, "redfish"));
   CHECK_FALSE(reg->checkInterface(*reg->find("ipmi"), InterfaceType::Firmware, "redfish"));
   CHECK(reg->enabledInterfaces(InterfaceType::Firmware) ==
@@ -173,9 +176,9 @@ TEST_CASE("hardware types support the firmware interfaces as Ironic's",
 
 TEST_CASE("enabled_firmware_interfaces and default_firmware_interface are read",
           "[server][drivers][firmware]") {
-  auto reg = DriverRegistry::create(configFrom(
-      "[DEFAULT]\nenabled_hardware_types = redfish, fake-hardware\n"
-      "enabled_firmware_interfaces = no-firmware, fake\n"));
+  auto reg = DriverRegistry::create(
+      configFrom("[DEFAULT]\nenabled_hardware_types = redfish, fake-hardware\n"
+                 "enabled_firmware_interfaces = no-firmware, fake\n"));
   REQUIRE(reg);
   CHECK(*reg->find("redfish")->defaults[kFw] == "no-firmware");
   CHECK(reg->find("redfish")->enabled[kFw] == std::vector<std::string>{"no-firmware"});
@@ -194,8 +197,8 @@ TEST_CASE("enabled_firmware_interfaces and default_firmware_interface are read",
 TEST_CASE("every firmware implementation has its object in the interface registry",
           "[server][drivers][firmware]") {
   InterfaceRegistry registry;
-  REQUIRE(registerBuiltinInterfaces(
-      registry, {std::make_shared<ProcessCommandRunner>(), makeHttpClient()}));
+  REQUIRE(registerBuiltinInterfaces(registry,
+                                    {std::make_shared<ProcessCommandRunner>(), makeHttpClient()}));
   REQUIRE(registry.checkComplete());
   auto* none = registry.find(InterfaceType::Firmware, "no-firmware");
   REQUIRE(none);

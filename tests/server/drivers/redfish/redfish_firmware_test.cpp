@@ -6,15 +6,16 @@
 using namespace kiln;
 using namespace kiln::server;
 using kiln::test::kRedfishNode;
-using kiln::test::RedfishFixture;
 using kiln::test::RedfishFirmwareImage;
+using kiln::test::RedfishFixture;
 using kiln::test::RedfishNetworkAdapter;
 using kiln::test::RedfishSystemState;
 using nlohmann::json;
 
 namespace {
 
-constexpr const char* kSimpleUpdate = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate";
+constexpr const char* kSimpleUpdate =
+    "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate";
 constexpr const char* kMonitor1 = "/redfish/v1/TaskService/TaskMonitors/1";
 
 /// A BMC whose system 1 reports a BIOS version, a manager (an iDRAC) and one NIC.
@@ -38,7 +39,10 @@ struct Updater {
 
   explicit Updater(RedfishFixture& fixture, RedfishFirmwareTiming timing = {},
                    const json& driverInfo = json::object())
-      : f(fixture), firmware(fixture.http, timing), power(fixture.http), task(fixture.task(driverInfo)) {
+      : f(fixture),
+        firmware(fixture.http, timing),
+        power(fixture.http),
+        task(fixture.task(driverInfo)) {
     driver.power = &power;
     task.driver = &driver;
   }
@@ -126,7 +130,8 @@ TEST_CASE("RedfishFirmware leaves out the NICs when NetworkAdapters cannot be re
           "[server][drivers][redfish][firmware]") {
   RedfishFixture f;
   giveFirmware(f);
-  f.bmc.injectError({"GET", "/redfish/v1/Chassis/1/NetworkAdapters", 400, "Not while the OS boots", 1});
+  f.bmc.injectError(
+      {"GET", "/redfish/v1/Chassis/1/NetworkAdapters", 400, "Not while the OS boots", 1});
   Updater u(f);
   auto c = u.components();
   CHECK(c.size() == 2);
@@ -285,7 +290,8 @@ TEST_CASE("RedfishFirmware fails when the BMC does not come back after an update
   REQUIRE_FALSE(r);
   CHECK_THAT(r.error().message,
              Catch::StartsWith(std::string("BMC resources failed to stabilize within 480 seconds "
-                                           "for node ") + kRedfishNode + ", last error: "));
+                                           "for node ") +
+                               kRedfishNode + ", last error: "));
   CHECK_THAT(r.error().message, Catch::Contains("Manager restarting"));
 }
 
@@ -300,6 +306,7 @@ TEST_CASE("RedfishFirmware refuses URLs the BMC cannot fetch before contacting i
   CHECK_THAT(r.error().message, Catch::Contains("from an http:// or https:// URL"));
   r = u.update(setting("cpld", "http://fw.test/cpld.bin"));
   REQUIRE_FALSE(r);
-  CHECK_THAT(r.error().message, Catch::EndsWith("'cpld' is not valid under any of the given schemas"));
+  CHECK_THAT(r.error().message,
+             Catch::EndsWith("'cpld' is not valid under any of the given schemas"));
   CHECK(f.bmc.requests().empty());
 }
