@@ -11,6 +11,7 @@
 #include "server/api/deploy_template_handlers.h"
 #include "server/api/errors.h"
 #include "server/api/event_handlers.h"
+#include "server/api/firmware_handlers.h"
 #include "server/api/management_handlers.h"
 #include "server/api/history_handlers.h"
 #include "server/api/node_handlers.h"
@@ -220,6 +221,15 @@ void ApiService::buildRoutes() {
                ver::k83ParentChildNodes, 404, "", false, ""});
   router_.add({"GET", "/v1/shards", bind(n, &NodeHandlers::listShards), ver::k82NodeShard, 404,
                "The API version does not allow shards", false, ""});
+
+  // Firmware (1.86): the cached firmware components, 404 below as Ironic's node _lookup. The
+  // handler object lives as long as the route table (its only owner).
+  {
+    auto fw = std::make_shared<FirmwareHandlers>(deps_);
+    router_.add({"GET", "/v1/nodes/{node}/firmware",
+                 [fw](RequestContext& ctx) { return fw->list(ctx); }, ver::k86FirmwareInterface,
+                 404, "", false, ""});
+  }
 
   // Ports.
   add("GET", "/v1/ports", bind(p, &PortHandlers::list));

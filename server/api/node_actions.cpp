@@ -36,7 +36,7 @@ Result<void> validateCleanSteps(const json& steps) {
     for (auto name : kDeployStepInterfaces) known = known || s["interface"] == std::string(name);
     if (!known) {
       return invalid(prefix + maskedRepr(s["interface"]) +
-                     " is not one of ['bios', 'deploy', 'management', 'power', 'raid', 'vendor']");
+                     " is not one of " + std::string(kStepInterfacesRepr));
     }
     if (!s["step"].is_string() || s["step"].get<std::string>().empty()) {
       return invalid(prefix + maskedRepr(s["step"]) + " is not a valid step name");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "server/conductor/conductor_detail.h"
+#include "server/conductor/firmware_cache.h"
 #include "server/conductor/provision_state_machine.h"
 #include "server/drivers/agent/agent_session.h"
 #include "server/drivers/node_validation.h"
@@ -980,6 +981,8 @@ Result<Conductor::Next> Conductor::stepOutcome(TaskContext& task, StepKind kind,
   }
   // Ironic's bios steps end by caching the settings they changed (@cache_bios_settings).
   if (step.interface == "bios") cacheBiosSettings(task);
+  // And Ironic's firmware updates by caching the components they flashed.
+  if (step.interface == "firmware") cacheFirmwareComponents(task, deps_.storage, deps_.clock);
   task.internalInfo[keysFor(kind).completed] = true;
   KILN_TRY_VOID(saveInNewTransaction(task));
   return Next::Continue;

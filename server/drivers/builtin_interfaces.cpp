@@ -1,10 +1,12 @@
 #include <memory>
 
 #include "server/drivers/agent/agent_interfaces.h"
+#include "server/drivers/fake/fake_firmware.h"
 #include "server/drivers/fake/fake_interfaces.h"
 #include "server/drivers/interface_registry.h"
 #include "server/drivers/ipmitool/ipmitool_interfaces.h"
 #include "server/drivers/netboot/netboot.h"
+#include "server/drivers/redfish/redfish_firmware.h"
 #include "server/drivers/redfish/redfish_interfaces.h"
 #include "server/drivers/vmedia/vmedia_boot.h"
 #include "server/model/node.h"
@@ -66,6 +68,10 @@ Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const Interf
   for (auto& impl : vmedia::makeVirtualMediaInterfaces(deps.http, deps.commands)) {
     KILN_TRY_VOID(registry.add(std::move(impl)));
   }
+  // Firmware (1.86): no-firmware, fake and redfish.
+  KILN_TRY_VOID(generic(InterfaceType::Firmware, "no-firmware", true));
+  KILN_TRY_VOID(registry.add(makeFakeFirmware()));
+  KILN_TRY_VOID(registry.add(std::make_unique<RedfishFirmware>(deps.http)));
   return {};
 }
 

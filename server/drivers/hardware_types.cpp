@@ -95,6 +95,9 @@ constexpr ImplementationDef kImplementations[] = {
     {IT::Console, "no-console", {}, true},
     {IT::Deploy, "direct", {}},
     {IT::Deploy, "fake", {}},
+    {IT::Firmware, "fake", {}},
+    {IT::Firmware, "no-firmware", {}, true},
+    {IT::Firmware, "redfish", kRedfishProperties},
     {IT::Inspect, "agent", {}},
     {IT::Inspect, "fake", {}},
     {IT::Inspect, "no-inspect", {}, true},
@@ -128,6 +131,7 @@ HardwareTypeDef generic(std::string_view name, std::vector<std::string_view> pow
   set(IT::Boot, {"ipxe", "pxe"});
   set(IT::Console, {"no-console"});
   set(IT::Deploy, {"direct"});
+  set(IT::Firmware, {"no-firmware"});
   set(IT::Inspect, {"no-inspect", "agent"});
   set(IT::Management, std::move(management));
   set(IT::Network, {"flat", "noop"});
@@ -148,6 +152,8 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
     HardwareTypeDef redfish = generic("redfish", {"redfish"}, {"redfish"});
     redfish.supported[static_cast<size_t>(IT::Bios)] = {"no-bios", "redfish"};
     redfish.supported[static_cast<size_t>(IT::Boot)] = {"ipxe", "pxe", "redfish-virtual-media"};
+    // Ironic's order: the redfish firmware interface first (Metal3 names it on every node).
+    redfish.supported[static_cast<size_t>(IT::Firmware)] = {"redfish", "no-firmware"};
     v.push_back(redfish);
     // Power is switched by hand: Ironic's manual-management uses the fake power interface.
     v.push_back(generic("manual-management", {"fake"}, {"noop"}));
@@ -157,6 +163,9 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
     set(IT::Boot, {"fake", "ipxe", "pxe"});
     set(IT::Console, {"fake", "no-console"});
     set(IT::Deploy, {"fake", "direct"});
+    // no-firmware first: new nodes get Ironic's default (its enabled_firmware_interfaces is
+    // only no-firmware); the fake one is there for nodes that ask for it.
+    set(IT::Firmware, {"no-firmware", "fake"});
     set(IT::Inspect, {"fake", "no-inspect", "agent"});
     set(IT::Management, {"fake", "noop"});
     set(IT::Network, {"flat", "noop"});

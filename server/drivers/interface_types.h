@@ -13,10 +13,11 @@
 namespace kiln::server {
 
 enum class InterfaceType {
-  Bios, Boot, Console, Deploy, Inspect, Management, Network, Power, Raid, Rescue, Storage, Vendor
+  Bios, Boot, Console, Deploy, Firmware, Inspect, Management, Network, Power, Raid, Rescue, Storage,
+  Vendor
 };
 
-inline constexpr size_t kInterfaceCount = 12;
+inline constexpr size_t kInterfaceCount = 13;
 
 struct InterfaceTypeInfo {
   InterfaceType type;
@@ -31,6 +32,7 @@ inline constexpr std::array<InterfaceTypeInfo, kInterfaceCount> kInterfaceTypes 
     {InterfaceType::Boot, "boot", "boot_interface", ver::k31DynamicInterfaces, true},
     {InterfaceType::Console, "console", "console_interface", ver::k31DynamicInterfaces, false},
     {InterfaceType::Deploy, "deploy", "deploy_interface", ver::k31DynamicInterfaces, true},
+    {InterfaceType::Firmware, "firmware", "firmware_interface", ver::k86FirmwareInterface, false},
     {InterfaceType::Inspect, "inspect", "inspect_interface", ver::k31DynamicInterfaces, false},
     {InterfaceType::Management, "management", "management_interface", ver::k31DynamicInterfaces, true},
     {InterfaceType::Network, "network", "network_interface", ver::k20NetworkInterface, true},

@@ -24,6 +24,7 @@
 #include "server/drivers/hardware_types.h"
 #include "server/drivers/interface_types.h"
 #include "server/model/bios_setting.h"
+#include "server/model/firmware_component.h"
 #include "server/model/record.h"
 #include "shared/core/clock.h"
 #include "shared/core/error.h"
@@ -284,6 +285,18 @@ class BiosInterface : public HardwareInterface {
   InterfaceType type() const override { return InterfaceType::Bios; }
   /// The node's current settings, with their registry where the hardware has one.
   virtual Result<std::vector<BiosSetting>> cacheBiosSettings(TaskContext& task) = 0;
+};
+
+/// Firmware (1.86): the firmware.update step (components "bios", "bmc", "nic:<id>" flashed from
+/// URLs) and a way to read the components' versions back. The conductor records what
+/// cacheFirmwareComponents() returns for GET /v1/nodes/{id}/firmware (server/conductor/
+/// firmware_cache.h). "no-firmware" is a GenericInterface: nothing to cache, no steps.
+class FirmwareInterface : public HardwareInterface {
+ public:
+  InterfaceType type() const override { return InterfaceType::Firmware; }
+  /// The node's components and their current versions. Unimplemented when the hardware
+  /// reports none (Ironic's UnsupportedDriverExtension).
+  virtual Result<std::vector<FirmwareComponentInfo>> cacheFirmwareComponents(TaskContext& task) = 0;
 };
 
 /// Any other interface type (console, network, raid, storage): steps and

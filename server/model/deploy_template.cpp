@@ -65,7 +65,7 @@ Result<Json> validateTemplateSteps(const Json& steps, std::string_view what) {
     }
     if (!validIface) {
       return invalid(prefix + maskedRepr(iface) +
-                     " is not one of ['bios', 'deploy', 'management', 'power', 'raid', 'vendor']");
+                     " is not one of " + std::string(kStepInterfacesRepr));
     }
     const Json& name = step["step"];
     if (!name.is_string() || name.get_ref<const std::string&>().empty()) {

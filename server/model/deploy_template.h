@@ -13,9 +13,12 @@
 
 namespace kiln::server {
 
-/// Interfaces a deploy step may belong to.
-inline constexpr std::string_view kDeployStepInterfaces[] = {"bios", "deploy", "management",
-                                                             "power", "raid", "vendor"};
+/// Interfaces a clean or deploy step may belong to, in the order of Ironic's
+/// CLEANING_INTERFACE_PRIORITY (its schemas' enum, quoted by kStepInterfacesRepr).
+inline constexpr std::string_view kDeployStepInterfaces[] = {
+    "vendor", "power", "management", "firmware", "deploy", "bios", "raid"};
+inline constexpr std::string_view kStepInterfacesRepr =
+    "['vendor', 'power', 'management', 'firmware', 'deploy', 'bios', 'raid']";
 
 /// Checks a template name. `what` prefixes schema messages ("template" or "patch").
 Result<void> validateTemplateName(const Json& name, std::string_view what);

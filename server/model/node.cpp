@@ -52,6 +52,7 @@ constexpr FieldSpec kNodeFields[] = {
     {"boot_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
     {"console_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
     {"deploy_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
+    {"firmware_interface", FT::String, ver::k86FirmwareInterface, N | C | P | S, 255},
     {"inspect_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
     {"management_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
     {"network_interface", FT::String, ver::k20NetworkInterface, N | C | P | S, 255},
@@ -90,6 +91,14 @@ constexpr FieldSpec kNodeFields[] = {
     {"volume", FT::Array, ver::k32Volume, X | NS},
 };
 static_assert(std::size(kNodeFields) == kNodeFieldCount);
+// nodeInterfaceField() relies on the *_interface fields following InterfaceType's order.
+static_assert(kNodeVendorInterface - kNodeBiosInterface + 1 == kInterfaceCount);
+static_assert([] {
+  for (const auto& info : kInterfaceTypes) {
+    if (kNodeFields[nodeInterfaceField(info.type)].name != info.nodeField) return false;
+  }
+  return true;
+}());
 
 const Schema kNodeSchema{"Node", "nodes", kNodeFields};
 

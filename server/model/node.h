@@ -49,6 +49,7 @@ enum NodeField : size_t {
   kNodeBootInterface,
   kNodeConsoleInterface,
   kNodeDeployInterface,
+  kNodeFirmwareInterface,
   kNodeInspectInterface,
   kNodeManagementInterface,
   kNodeNetworkInterface,
@@ -91,8 +92,9 @@ enum NodeField : size_t {
 
 const Schema& nodeSchema();
 
-/// The node field holding the implementation of an interface type.
-inline NodeField nodeInterfaceField(InterfaceType type) {
+/// The node field holding the implementation of an interface type. The *_interface fields are
+/// contiguous and in InterfaceType's order (static_asserts in node.cpp).
+constexpr NodeField nodeInterfaceField(InterfaceType type) {
   return static_cast<NodeField>(kNodeBiosInterface + static_cast<size_t>(type));
 }
 

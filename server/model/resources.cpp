@@ -1,6 +1,7 @@
 #include "server/model/resources.h"
 
 #include "server/model/bios_setting.h"
+#include "server/model/firmware_component.h"
 #include "server/model/node.h"
 #include "server/model/node_history.h"
 #include "server/model/node_inventory.h"
@@ -160,6 +161,8 @@ const Schema& schemaOf(Resource resource) {
       return nodeInventorySchema();
     case Resource::Runbook:
       return runbookSchema();
+    case Resource::FirmwareComponent:
+      return firmwareComponentSchema();
   }
   return nodeSchema();
 }

@@ -19,11 +19,12 @@ enum class Resource {
   NodeHistory,  ///< node history events (1.78; server/model/node_history.h)
   BiosSetting,  ///< cached BIOS settings (1.40; server/model/bios_setting.h)
   NodeInventory,  ///< inspection data (1.81; server/model/node_inventory.h)
-  Runbook,      ///< runbooks (1.92, 1.112; server/model/runbook.h)
+  Runbook,        ///< runbooks (1.92, 1.112; server/model/runbook.h)
+  FirmwareComponent,  ///< cached firmware components (1.86; server/model/firmware_component.h)
 };
 
 /// How many kinds of Resource there are.
-inline constexpr size_t kResourceCount = 12;
+inline constexpr size_t kResourceCount = 13;
 
 /// The schema of a resource (defined next to each resource's model code).
 const Schema& schemaOf(Resource resource);

@@ -22,6 +22,11 @@ constexpr std::string_view kRoot = "/redfish/v1";
 constexpr std::string_view kSystems = "/redfish/v1/Systems";
 constexpr std::string_view kSessionService = "/redfish/v1/SessionService";
 constexpr std::string_view kSessions = "/redfish/v1/SessionService/Sessions";
+constexpr std::string_view kUpdateService = "/redfish/v1/UpdateService";
+constexpr std::string_view kSimpleUpdate =
+    "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate";
+constexpr std::string_view kTaskMonitors = "/redfish/v1/TaskService/TaskMonitors/";
+constexpr std::string_view kTasks = "/redfish/v1/TaskService/Tasks/";
 
 std::string lowercase(std::string_view s) {
   std::string out(s);
@@ -129,6 +134,22 @@ void setAttribute(std::vector<std::pair<std::string, std::string>>& attrs, const
   attrs.emplace_back(name, value);
 }
 
+/// Whether the system links a chassis (/redfish/v1/Chassis/<id>).
+bool hasChassis(const RedfishSystemState& s) {
+  return !s.chassisIndicatorLed.empty() || !s.networkAdapters.empty();
+}
+
+/// A firmware update started by SimpleUpdate.
+struct FirmwareTask {
+  int id = 0;
+  std::string systemId;
+  std::string uri;
+  std::optional<RedfishFirmwareImage> image;
+  size_t resetsAtStart = 0;  ///< the system's resets when the update started
+  int pollsLeft = 0;
+  std::string state = "New";  ///< New, Pending, Running, Completed or Exception
+};
+
 /// A reset that leaves the system on applies what is pending for its BIOS.
 void applyPendingBios(RedfishSystemState& s) {
   if (s.biosResetPending) s.biosAttributes = s.defaultBiosAttributes;
@@ -157,6 +178,9 @@ struct RedfishTestServer::State {
   std::vector<RecordedRequest> requests;
   std::map<std::string, std::string> sessions;  ///< token -> session resource path
   int nextSession = 1;
+  std::vector<RedfishFirmwareImage> firmwareImages;
+  int firmwareTaskPolls = 1;
+  std::vector<FirmwareTask> firmwareTasks;
 
   SystemEntry* find(std::string_view id) {
     for (auto& e : systems) {
@@ -218,13 +242,14 @@ struct RedfishTestServer::State {
                    {"Actions", {{"#ComputerSystem.Reset", reset}}}};
     if (!s.indicatorLed.empty()) system["IndicatorLED"] = s.indicatorLed;
     if (s.hasSecureBoot) system["SecureBoot"] = {{"@odata.id", s.path() + "/SecureBoot"}};
-    if (!s.chassisIndicatorLed.empty()) {
+    if (hasChassis(s)) {
       system["Links"] = {{"Chassis", json::array({{{"@odata.id", s.chassisPath()}}})}};
     }
     if (s.manager) {
       system["Links"]["ManagedBy"] = json::array({{{"@odata.id", "/redfish/v1/Managers/" + s.id}}});
     }
     if (s.bios) system["Bios"] = {{"@odata.id", s.path() + "/Bios"}};
+    if (!s.biosVersion.empty()) system["BiosVersion"] = s.biosVersion;
     return system;
   }
 
@@ -239,13 +264,172 @@ struct RedfishTestServer::State {
   }
 
   static json renderChassis(const RedfishSystemState& s) {
-    return {{"@odata.id", s.chassisPath()},
-            {"@odata.type", "#Chassis.v1_10_0.Chassis"},
-            {"Id", s.id},
-            {"Name", "Test chassis " + s.id},
-            {"UUID", s.chassisUuid},
-            {"ChassisType", "RackMount"},
-            {"IndicatorLED", s.chassisIndicatorLed}};
+    json chassis = {{"@odata.id", s.chassisPath()},
+                    {"@odata.type", "#Chassis.v1_10_0.Chassis"},
+                    {"Id", s.id},
+                    {"Name", "Test chassis " + s.id},
+                    {"UUID", s.chassisUuid},
+                    {"ChassisType", "RackMount"}};
+    if (!s.chassisIndicatorLed.empty()) chassis["IndicatorLED"] = s.chassisIndicatorLed;
+    if (!s.networkAdapters.empty()) {
+      chassis["NetworkAdapters"] = {{"@odata.id", s.chassisPath() + "/NetworkAdapters"}};
+    }
+    return chassis;
+  }
+
+  // ---- firmware: NetworkAdapters, UpdateService, tasks ----
+
+  /// The chassis' NetworkAdapters collection and adapters; nullopt when `path` is none.
+  static std::optional<Reply> routeNetworkAdapters(const RedfishSystemState& s,
+                                                   const RecordedRequest& request,
+                                                   const std::string& path) {
+    const std::string collection = s.chassisPath() + "/NetworkAdapters";
+    if (s.networkAdapters.empty() || path.rfind(collection, 0) != 0) return std::nullopt;
+    if (request.method != "GET") {
+      return redfishError(405, "ActionNotSupported", "Method not allowed.");
+    }
+    if (path == collection) {
+      json members = json::array();
+      for (const auto& a : s.networkAdapters) members.push_back({{"@odata.id", collection + "/" + a.id}});
+      return jsonReply(200, {{"@odata.id", collection},
+                             {"@odata.type", "#NetworkAdapterCollection.NetworkAdapterCollection"},
+                             {"Members@odata.count", members.size()},
+                             {"Members", members}});
+    }
+    for (const auto& a : s.networkAdapters) {
+      if (path != collection + "/" + a.id) continue;
+      json adapter = {{"@odata.id", path},
+                      {"@odata.type", "#NetworkAdapter.v1_5_0.NetworkAdapter"},
+                      {"Id", a.id},
+                      {"Name", "Network adapter " + a.id},
+                      {"Manufacturer", a.manufacturer},
+                      {"Model", a.model},
+                      {"Controllers", json::array({{{"FirmwarePackageVersion", a.firmwareVersion}}})}};
+      if (!a.serialNumber.empty()) adapter["SerialNumber"] = a.serialNumber;
+      return jsonReply(200, adapter);
+    }
+    return std::nullopt;
+  }
+
+  static json renderTask(const FirmwareTask& t) {
+    json messages = json::array();
+    if (t.state == "Exception") {
+      messages.push_back({{"MessageId", "Update.1.0.TransferFailed"},
+                          {"Message", "Transfer of image '" + t.uri + "' to the update service failed."},
+                          {"Severity", "Critical"}});
+    } else if (t.state == "Completed") {
+      messages.push_back({{"MessageId", "Update.1.0.UpdateSuccessful"},
+                          {"Message", "The update completed successfully."},
+                          {"Severity", "OK"}});
+    }
+    return {{"@odata.id", std::string(kTasks) + std::to_string(t.id)},
+            {"@odata.type", "#Task.v1_4_3.Task"},
+            {"Id", std::to_string(t.id)},
+            {"Name", "Firmware update"},
+            {"TaskState", t.state},
+            {"TaskStatus", t.state == "Exception" ? "Critical" : "OK"},
+            {"Messages", messages}};
+  }
+
+  Reply simpleUpdate(const RecordedRequest& request) {
+    const json body = json::parse(request.body, nullptr, false);
+    if (!body.is_object() || !body.contains("ImageURI") || !body["ImageURI"].is_string()) {
+      return redfishError(400, "ActionParameterMissing",
+                          "The action UpdateService.SimpleUpdate requires the parameter ImageURI "
+                          "to be present in the request body.");
+    }
+    SystemEntry* e = systems.empty() ? nullptr : &systems.front();
+    if (auto targets = body.find("Targets"); targets != body.end() && targets->is_array() &&
+                                             !targets->empty() && (*targets)[0].is_string()) {
+      e = nullptr;
+      for (auto& candidate : systems) {
+        if (candidate.state.path() == (*targets)[0].get<std::string>()) e = &candidate;
+      }
+      if (!e) {
+        return redfishError(400, "ActionParameterValueNotInList",
+                            "The value of the parameter Targets is not a known resource.");
+      }
+    }
+    if (!e) return redfishError(500, "InternalError", "No system to update.");
+    FirmwareTask t;
+    t.id = static_cast<int>(firmwareTasks.size()) + 1;
+    t.systemId = e->state.id;
+    t.uri = body["ImageURI"].get<std::string>();
+    for (const auto& image : firmwareImages) {
+      if (image.uri == t.uri) t.image = image;
+    }
+    t.resetsAtStart = e->state.resets.size();
+    t.pollsLeft = firmwareTaskPolls;
+    firmwareTasks.push_back(t);
+    Reply reply = jsonReply(202, renderTask(t));
+    reply.headers = {{"Location", std::string(kTaskMonitors) + std::to_string(t.id)}};
+    return reply;
+  }
+
+  /// One look at a task through its monitor moves it on.
+  void advance(FirmwareTask& t) {
+    if (t.state == "Completed" || t.state == "Exception") return;
+    SystemEntry* e = find(t.systemId);
+    if (t.image && t.image->component == "bios" && e && e->state.resets.size() <= t.resetsAtStart) {
+      t.state = "Pending";  // staged: applied at the next boot
+      return;
+    }
+    if (t.pollsLeft > 0) {
+      --t.pollsLeft;
+      t.state = "Running";
+      return;
+    }
+    if (!t.image || !e) {
+      t.state = "Exception";
+      return;
+    }
+    t.state = "Completed";
+    RedfishSystemState& s = e->state;
+    if (t.image->component == "bios") {
+      s.biosVersion = t.image->version;
+    } else if (t.image->component == "bmc") {
+      s.managerFirmwareVersion = t.image->version;
+    } else {
+      for (auto& a : s.networkAdapters) {
+        if (a.id == t.image->component || a.serialNumber == t.image->component) {
+          a.firmwareVersion = t.image->version;
+        }
+      }
+    }
+  }
+
+  /// The UpdateService, SimpleUpdate and the tasks; nullopt when `path` is none of them.
+  std::optional<Reply> routeFirmware(const RecordedRequest& request, const std::string& path) {
+    const auto& method = request.method;
+    if (path == kUpdateService) {
+      if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      return jsonReply(200, {{"@odata.id", kUpdateService},
+                             {"@odata.type", "#UpdateService.v1_8_0.UpdateService"},
+                             {"Id", "UpdateService"},
+                             {"ServiceEnabled", true},
+                             {"Actions",
+                              {{"#UpdateService.SimpleUpdate",
+                                {{"target", kSimpleUpdate},
+                                 {"TransferProtocol@Redfish.AllowableValues",
+                                  json::array({"HTTP", "HTTPS"})}}}}}});
+    }
+    if (path == kSimpleUpdate) {
+      if (method != "POST") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      return simpleUpdate(request);
+    }
+    for (auto& t : firmwareTasks) {
+      if (path == std::string(kTaskMonitors) + std::to_string(t.id)) {
+        if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+        advance(t);
+        const bool ended = t.state == "Completed" || t.state == "Exception";
+        return jsonReply(ended ? 200 : 202, renderTask(t));
+      }
+      if (path == std::string(kTasks) + std::to_string(t.id)) {
+        if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+        return jsonReply(200, renderTask(t));
+      }
+    }
+    return std::nullopt;
   }
 
   /// The body of a PATCH as an object, or the error to answer.
@@ -527,12 +711,15 @@ struct RedfishTestServer::State {
       return jsonReply(200, std::move(body));
     };
     if (path == manager) {
-      return getOnly({{"@odata.id", manager},
-                      {"@odata.type", "#Manager.v1_10_0.Manager"},
-                      {"Id", s.id},
-                      {"ManagerType", "BMC"},
-                      {"VirtualMedia", {{"@odata.id", manager + "/VirtualMedia"}}},
-                      {"Links", {{"ManagerForServers", json::array({{{"@odata.id", s.path()}}})}}}});
+      json body = {{"@odata.id", manager},
+                   {"@odata.type", "#Manager.v1_10_0.Manager"},
+                   {"Id", s.id},
+                   {"ManagerType", "BMC"},
+                   {"VirtualMedia", {{"@odata.id", manager + "/VirtualMedia"}}},
+                   {"Links", {{"ManagerForServers", json::array({{{"@odata.id", s.path()}}})}}}};
+      if (!s.managerFirmwareVersion.empty()) body["FirmwareVersion"] = s.managerFirmwareVersion;
+      if (!s.managerModel.empty()) body["Model"] = s.managerModel;
+      return getOnly(std::move(body));
     }
     if (path == manager + "/VirtualMedia") {
       return getOnly({{"@odata.id", path},
@@ -583,6 +770,7 @@ struct RedfishTestServer::State {
                              {"RedfishVersion", "1.6.0"},
                              {"Systems", {{"@odata.id", kSystems}}},
                              {"SessionService", {{"@odata.id", kSessionService}}},
+                             {"UpdateService", {{"@odata.id", kUpdateService}}},
                              {"Links", {{"Sessions", {{"@odata.id", kSessions}}}}}});
     }
     if (path == kSessions && method == "POST") {
@@ -601,6 +789,7 @@ struct RedfishTestServer::State {
                              {"Members@odata.count", members.size()},
                              {"Members", members}});
     }
+    if (auto reply = routeFirmware(request, path)) return *reply;
     if (path.rfind(std::string(kSessions) + "/", 0) == 0 && method == "DELETE") {
       for (auto it = sessions.begin(); it != sessions.end(); ++it) {
         if (it->second == path) {
@@ -620,7 +809,7 @@ struct RedfishTestServer::State {
         if (method == "PATCH") return patchSecureBoot(e, request);
         return redfishError(405, "ActionNotSupported", "Method not allowed.");
       }
-      if (!e.state.chassisIndicatorLed.empty() && path == e.state.chassisPath()) {
+      if (hasChassis(e.state) && path == e.state.chassisPath()) {
         if (method == "GET") return jsonReply(200, renderChassis(e.state));
         if (method == "PATCH") return patchChassis(e, request);
         return redfishError(405, "ActionNotSupported", "Method not allowed.");
@@ -632,6 +821,7 @@ struct RedfishTestServer::State {
       if (e.state.manager) {
         if (auto reply = routeManager(e, request, path)) return *reply;
       }
+      if (auto reply = routeNetworkAdapters(e.state, request, path)) return *reply;
       if (e.state.bios && path == e.state.path() + "/Bios") {
         if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
         return jsonReply(200, renderBios(e.state));
@@ -737,6 +927,16 @@ void RedfishTestServer::setBasicAuthEnabled(bool enabled) {
 void RedfishTestServer::setSessionsEnabled(bool enabled) {
   std::lock_guard lock(state_->mutex);
   state_->sessionService = enabled;
+}
+
+void RedfishTestServer::addFirmwareImage(RedfishFirmwareImage image) {
+  std::lock_guard lock(state_->mutex);
+  state_->firmwareImages.push_back(std::move(image));
+}
+
+void RedfishTestServer::setFirmwareTaskPolls(int polls) {
+  std::lock_guard lock(state_->mutex);
+  state_->firmwareTaskPolls = polls;
 }
 
 void RedfishTestServer::setPowerChangeDelay(int polls) {

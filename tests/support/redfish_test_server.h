@@ -4,7 +4,9 @@
 // port. It serves the service root, the Systems collection, each ComputerSystem (GET, and
 // PATCH of Boot and IndicatorLED), its SecureBoot resource and optional chassis (GET, PATCH),
 // the ComputerSystem.Reset action (Nmi included), an optional Bios resource (attributes, a
-// settings object, Bios.ResetBios) and SessionService sessions, with optional
+// settings object, Bios.ResetBios), firmware versions (BiosVersion, the Manager's
+// FirmwareVersion, NetworkAdapters) with an UpdateService whose SimpleUpdate runs a Task, and
+// SessionService sessions, with optional
 // credential enforcement (basic and/or session), a power change that takes effect only after a
 // configurable number of polls, error injection and a record of every request received.
 //
@@ -25,6 +27,25 @@
 #include "shared/core/error.h"
 
 namespace kiln::test {
+
+/// A NetworkAdapter of a system's chassis (/redfish/v1/Chassis/<system id>/NetworkAdapters/<id>)
+/// with one controller.
+struct RedfishNetworkAdapter {
+  std::string id = "NIC.Slot.1";
+  std::string manufacturer = "Intel Corporation";
+  std::string model = "Intel(R) 25GbE 2P XXV710 Adptr";
+  std::string serialNumber = "ABC12345";       ///< "" = not reported
+  std::string firmwareVersion = "22.0.9";      ///< the controller's FirmwarePackageVersion
+};
+
+/// An image the UpdateService knows: SimpleUpdate of `uri` flashes `component` ("bios", "bmc",
+/// or a NetworkAdapter's id or serial number) of the target system to `version` when its task
+/// completes. An unknown URI gives a task that ends in Exception.
+struct RedfishFirmwareImage {
+  std::string uri;
+  std::string component;
+  std::string version;
+};
 
 /// One ComputerSystem of the test BMC.
 struct RedfishSystemState {
@@ -76,6 +97,14 @@ struct RedfishSystemState {
   bool cdActions = true;
   /// Every InsertMedia image and "eject", in order (for assertions).
   std::vector<std::string> cdHistory;
+  /// Firmware (the redfish firmware interface). ComputerSystem.BiosVersion ("" = not reported);
+  /// the Manager's FirmwareVersion and Model (with `manager`; "" = not reported); the
+  /// NetworkAdapters of the system's chassis (with any, the system links its chassis even
+  /// without chassisIndicatorLed).
+  std::string biosVersion;
+  std::string managerFirmwareVersion;
+  std::string managerModel;
+  std::vector<RedfishNetworkAdapter> networkAdapters;
 
   /// "/redfish/v1/Systems/<id>".
   std::string path() const { return "/redfish/v1/Systems/" + id; }
@@ -145,6 +174,14 @@ class RedfishTestServer {
   void setPowerChangeDelay(int polls);
   /// Fails matching requests (checked before authentication).
   void injectError(InjectedError error);
+
+  /// The UpdateService (/redfish/v1/UpdateService, always served): SimpleUpdate answers 202
+  /// with a Task and a Location task monitor (/redfish/v1/TaskService/TaskMonitors/<n>; the
+  /// Task itself is /redfish/v1/TaskService/Tasks/<n>). A monitor answers 202 (Running) for
+  /// `polls` GETs (default 1), then 200 with the ended Task, and the image is flashed. A BIOS
+  /// image's task stays Pending (202) until the system was reset after the SimpleUpdate.
+  void addFirmwareImage(RedfishFirmwareImage image);
+  void setFirmwareTaskPolls(int polls);
 
   /// Every request received so far.
   std::vector<RecordedRequest> requests() const;

@@ -309,6 +309,16 @@ Result<HttpResponse> RedfishClient::send(std::string_view method, std::string_vi
   return response;
 }
 
+Result<HttpResponse> RedfishClient::exchange(std::string_view method, std::string_view path,
+                                             const json* body) {
+  return send(method, path, body);
+}
+
+Error RedfishClient::errorFor(std::string_view method, std::string_view path,
+                              const HttpResponse& response) const {
+  return bmcError(baseRequest(method, path), response, config_.username);
+}
+
 Result<json> RedfishClient::call(std::string_view method, std::string_view path, const json* body) {
   const auto response = KILN_TRY(send(method, path, body));
   if (response.status < 200 || response.status >= 300) {

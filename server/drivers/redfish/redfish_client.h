@@ -63,6 +63,15 @@ class RedfishClient {
   Result<nlohmann::json> post(std::string_view path, const nlohmann::json& body);
   /// PATCH `path` with `body`; the parsed response body (null when empty).
   Result<nlohmann::json> patch(std::string_view path, const nlohmann::json& body);
+  /// A request whose answer the caller reads itself: the BMC's status, headers and body for
+  /// any status (an action's 202 and Location, a task monitor's 202 while its task runs and
+  /// 404 once the BMC purged it). Only authentication and transport failures are errors.
+  Result<HttpResponse> exchange(std::string_view method, std::string_view path,
+                                const nlohmann::json* body = nullptr);
+  /// The Error get(), post() and patch() give for `response`, a non-2xx answer to
+  /// `method path`.
+  Error errorFor(std::string_view method, std::string_view path,
+                 const HttpResponse& response) const;
 
   /// The ComputerSystem's path: redfish_system_id, or the only member of the service root's
   /// Systems collection. NotFound when the collection is empty; InvalidArgument naming the

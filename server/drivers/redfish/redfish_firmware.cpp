@@ -1,0 +1,567 @@
+#include "server/drivers/redfish/redfish_firmware.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "server/drivers/firmware_update.h"
+#include "server/drivers/redfish/redfish_common.h"
+#include "server/model/node.h"
+#include "server/model/provision_state.h"
+#include "shared/core/secrets.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+namespace {
+
+using nlohmann::json;
+using std::chrono::seconds;
+
+constexpr std::string_view kServiceRoot = "/redfish/v1/";
+constexpr std::string_view kSimpleUpdate = "#UpdateService.SimpleUpdate";
+
+/// The path of the "@odata.id" at object[keys...], or "".
+std::string linkAt(const json& object, std::initializer_list<const char*> keys) {
+  const json* at = &object;
+  for (const char* k : keys) {
+    if (!at->is_object() || !at->contains(k)) return "";
+    at = &(*at)[k];
+  }
+  if (!at->is_object() || !at->contains("@odata.id") || !(*at)["@odata.id"].is_string()) return "";
+  return redfishLinkPath((*at)["@odata.id"].get<std::string>());
+}
+
+/// The first entry of the system's Links.<name> array (ManagedBy, Chassis), or "".
+std::string firstLink(const json& system, const char* name) {
+  if (!system.is_object() || !system.contains("Links") || !system["Links"].is_object()) return "";
+  const json& links = system["Links"];
+  if (!links.contains(name) || !links[name].is_array() || links[name].empty()) return "";
+  const json& first = links[name][0];
+  if (!first.is_object() || !first.contains("@odata.id") || !first["@odata.id"].is_string()) {
+    return "";
+  }
+  return redfishLinkPath(first["@odata.id"].get<std::string>());
+}
+
+/// object[key] when it is a string (Redfish reports absent values as null or leaves them out).
+std::optional<std::string> stringAt(const json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+/// Like stringAt, but an empty string counts as absent (versions, identifiers).
+std::optional<std::string> nonEmptyAt(const json& object, const char* key) {
+  auto v = stringAt(object, key);
+  if (v && v->empty()) v.reset();
+  return v;
+}
+
+std::vector<std::string> memberPaths(const json& collection) {
+  std::vector<std::string> out;
+  if (!collection.is_object() || !collection.contains("Members") ||
+      !collection["Members"].is_array()) {
+    return out;
+  }
+  for (const auto& m : collection["Members"]) {
+    if (m.is_object() && m.contains("@odata.id") && m["@odata.id"].is_string()) {
+      out.push_back(redfishLinkPath(m["@odata.id"].get<std::string>()));
+    }
+  }
+  return out;
+}
+
+const Clock& clockOf(const TaskContext& task) {
+  static const SystemClock kSystem;
+  return task.clock ? *task.clock : kSystem;
+}
+
+long long secondsSince(const Clock& clock, std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<seconds>(clock.monotonic() - start).count();
+}
+
+/// A connected client and the node's ComputerSystem as the BMC shows it now.
+struct Bmc {
+  RedfishTarget target;
+  json system;
+
+  RedfishClient& client() { return *target.client; }
+};
+
+Result<Bmc> connect(const HttpClientPtr& http, const TaskContext& task) {
+  Bmc bmc;
+  bmc.target = KILN_TRY(connectRedfish(http, task));
+  bmc.system = KILN_TRY(bmc.target.client->get(bmc.target.systemPath));
+  return bmc;
+}
+
+/// The manager's FirmwareVersion (nullopt when the BMC does not say or does not answer).
+std::optional<std::string> bmcVersion(Bmc& bmc, const std::string& managerPath) {
+  if (managerPath.empty()) return std::nullopt;
+  auto manager = bmc.client().get(managerPath);
+  if (!manager) return std::nullopt;
+  return nonEmptyAt(*manager, "FirmwareVersion");
+}
+
+/// Ironic's retrieve_nic_components: one component per NetworkAdapter controller that reports
+/// a FirmwarePackageVersion. No chassis or no NetworkAdapters is no NICs, not an error.
+Result<std::vector<FirmwareComponentInfo>> nicComponents(Bmc& bmc, const TaskContext& task) {
+  std::vector<FirmwareComponentInfo> out;
+  const std::string chassisPath = firstLink(bmc.system, "Chassis");
+  if (chassisPath.empty()) {
+    task.log.debug("no chassis to read NetworkAdapters from", {{"node", task.uuid()}});
+    return out;
+  }
+  const json chassis = KILN_TRY(bmc.client().get(chassisPath));
+  const std::string adaptersPath = linkAt(chassis, {"NetworkAdapters"});
+  if (adaptersPath.empty()) {
+    task.log.debug("NetworkAdapters not available on the chassis", {{"node", task.uuid()}});
+    return out;
+  }
+  const json adapters = KILN_TRY(bmc.client().get(adaptersPath));
+  for (const auto& path : memberPaths(adapters)) {
+    const json adapter = KILN_TRY(bmc.client().get(path));
+    const auto controllers = adapter.find("Controllers");
+    if (controllers == adapter.end() || !controllers->is_array()) continue;
+    for (const auto& controller : *controllers) {
+      const auto version = nonEmptyAt(controller, "FirmwarePackageVersion");
+      if (!version) continue;
+      const auto serial = nonEmptyAt(adapter, "SerialNumber");
+      const std::string id = serial ? *serial : stringAt(adapter, "Id").value_or(path);
+      out.push_back({"nic:" + id, *version, stringAt(adapter, "Manufacturer"),
+                     stringAt(adapter, "Model"), stringAt(adapter, "SerialNumber")});
+    }
+  }
+  return out;
+}
+
+/// Reboots the node through its power interface (the BMC applies BIOS and NIC firmware then).
+Result<void> reboot(TaskContext& task, std::string_view why) {
+  if (!task.driver || !task.driver->power) {
+    return internalError("node " + task.uuid() + " has no power interface to reboot it");
+  }
+  task.log.info("rebooting to apply a firmware update",
+                {{"node", task.uuid()}, {"reason", std::string(why)}});
+  const int timeout = task.config ? task.config->powerStateChangeTimeout : 60;
+  KILN_TRY_VOID(task.driver->power->reboot(task, false, seconds(timeout)));
+  task.node.setText(kNodePowerState, std::string(state::kPowerOn));
+  return {};
+}
+
+/// What one look at a task monitor found.
+struct TaskPoll {
+  enum class Kind { Running, Ended, Gone, Unreachable } kind = Kind::Running;
+  std::string state;   ///< TaskState when the BMC said ("" otherwise)
+  std::string status;  ///< TaskStatus ("" when absent)
+  std::vector<std::string> messages;
+  std::string detail;  ///< why the BMC was unreachable
+};
+
+/// Ironic's in-progress task states (sushy's NEW, STARTING, RUNNING, PENDING).
+bool inProgress(std::string_view state) {
+  return state == "New" || state == "Starting" || state == "Running" || state == "Pending";
+}
+
+/// Reads a Task body into `poll`; false when the body is no Task.
+bool readTask(const json& body, TaskPoll& poll) {
+  const auto state = stringAt(body, "TaskState");
+  if (!state) return false;
+  poll.state = *state;
+  poll.status = stringAt(body, "TaskStatus").value_or("");
+  if (auto it = body.find("Messages"); it != body.end() && it->is_array()) {
+    for (const auto& m : *it) {
+      // As Ironic: the Message, else (empty or "unknown") the MessageId.
+      std::string text = stringAt(m, "Message").value_or("");
+      std::string lower = text;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (text.empty() || lower == "unknown" || lower == "unknown error") {
+        text = stringAt(m, "MessageId").value_or("");
+      }
+      if (!text.empty()) poll.messages.push_back(std::move(text));
+    }
+  }
+  return true;
+}
+
+TaskPoll pollTask(Bmc& bmc, const std::string& monitor, const std::string& taskPath) {
+  TaskPoll poll;
+  auto response = bmc.client().exchange("GET", monitor);
+  if (!response) {
+    poll.kind = TaskPoll::Kind::Unreachable;
+    poll.detail = response.error().message;
+    return poll;
+  }
+  if (response->status == 404 || response->status == 410) {
+    poll.kind = TaskPoll::Kind::Gone;
+    return poll;
+  }
+  if (response->status < 200 || response->status >= 300) {
+    poll.kind = TaskPoll::Kind::Unreachable;
+    poll.detail = bmc.client().errorFor("GET", monitor, *response).message;
+    return poll;
+  }
+  const json body = parseJson(response->body).value_or(json());
+  const bool isTask = readTask(body, poll);
+  if (response->status == 202) {
+    // Still running, whatever the body says.
+    poll.kind = TaskPoll::Kind::Running;
+    if (!isTask) poll.state = "Running";
+    return poll;
+  }
+  if (!isTask && !taskPath.empty() && taskPath != monitor) {
+    // The monitor answers with the operation's result once the task ended; the Task says how.
+    if (auto task = bmc.client().get(taskPath)) readTask(*task, poll);
+  }
+  if (poll.state.empty()) poll.state = "Completed";
+  poll.kind = inProgress(poll.state) ? TaskPoll::Kind::Running : TaskPoll::Kind::Ended;
+  return poll;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : std::string(sep)) + i;
+  return out;
+}
+
+/// What firmware.update needs of the BMC, found once per step.
+struct UpdateTarget {
+  std::string action;                          ///< SimpleUpdate's target
+  std::vector<std::string> transferProtocols;  ///< TransferProtocol@Redfish.AllowableValues
+  std::optional<std::string> system;           ///< Targets, when the BMC has several systems
+};
+
+Result<UpdateTarget> findUpdateService(Bmc& bmc, const TaskContext& task) {
+  const json root = KILN_TRY(bmc.client().get(kServiceRoot));
+  const std::string servicePath = linkAt(root, {"UpdateService"});
+  if (servicePath.empty()) {
+    return fail(ErrorCode::Unimplemented,
+                "The Redfish UpdateService was not found for node " + task.uuid());
+  }
+  const json service = KILN_TRY(bmc.client().get(servicePath));
+  const json* action = nullptr;
+  if (auto actions = service.find("Actions"); actions != service.end() && actions->is_object()) {
+    if (auto a = actions->find(kSimpleUpdate); a != actions->end() && a->is_object()) action = &*a;
+  }
+  if (!action) {
+    return fail(ErrorCode::Unimplemented,
+                "The attribute #UpdateService.SimpleUpdate is missing "
+                "on the Redfish UpdateService of node " +
+                    task.uuid());
+  }
+  UpdateTarget t;
+  t.action =
+      stringAt(*action, "target").value_or(servicePath + "/Actions/UpdateService.SimpleUpdate");
+  t.action = redfishLinkPath(t.action);
+  if (auto it = action->find("TransferProtocol@Redfish.AllowableValues");
+      it != action->end() && it->is_array()) {
+    for (const auto& p : *it) {
+      if (p.is_string()) t.transferProtocols.push_back(p.get<std::string>());
+    }
+  }
+  // As Ironic: a BMC managing several systems is told which one the image is for.
+  if (!bmc.client().config().systemId.empty()) {
+    const std::string systems = linkAt(root, {"Systems"});
+    const json collection =
+        KILN_TRY(bmc.client().get(systems.empty() ? "/redfish/v1/Systems" : systems));
+    if (memberPaths(collection).size() > 1) t.system = bmc.target.systemPath;
+  }
+  return t;
+}
+
+std::string schemeOf(std::string_view url) {
+  const auto colon = url.find("://");
+  std::string scheme(url.substr(0, colon == std::string_view::npos ? 0 : colon));
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return scheme;
+}
+
+/// One component's update, from SimpleUpdate to the end of its task and its reboot.
+class ComponentUpdate {
+ public:
+  ComponentUpdate(TaskContext& task, Bmc& bmc, const RedfishFirmwareTiming& timing,
+                  const UpdateTarget& target, const FirmwareUpdateSetting& setting,
+                  std::chrono::steady_clock::time_point start)
+      : task_(task),
+        bmc_(bmc),
+        timing_(timing),
+        target_(target),
+        setting_(setting),
+        clock_(clockOf(task)),
+        start_(start) {}
+
+  Result<void> run() {
+    const std::string managerPath = firstLink(bmc_.system, "ManagedBy");
+    const auto before =
+        setting_.type == FirmwareComponentType::Bmc ? bmcVersion(bmc_, managerPath) : std::nullopt;
+    const std::string monitor = KILN_TRY(submit());
+    if (!monitor.empty()) KILN_TRY_VOID(watch(monitor));
+    switch (setting_.type) {
+      case FirmwareComponentType::Bios:
+        if (!rebooted_) KILN_TRY_VOID(reboot(task_, "BIOS firmware staged"));
+        break;
+      case FirmwareComponentType::Nic:
+        if (!rebooted_) KILN_TRY_VOID(reboot(task_, "NIC firmware update completed"));
+        break;
+      case FirmwareComponentType::Bmc:
+        KILN_TRY_VOID(awaitBmcVersion(managerPath, before));
+        break;
+    }
+    if (setting_.wait && setting_.type != FirmwareComponentType::Bmc) {
+      task_.log.info(
+          "waiting after a firmware update",
+          {{"component", setting_.component}, {"seconds", std::to_string(*setting_.wait)}});
+      clock_.sleepFor(seconds(*setting_.wait));
+    }
+    return {};
+  }
+
+ private:
+  /// POSTs SimpleUpdate; the task monitor to watch ("" when the BMC finished at once).
+  Result<std::string> submit() {
+    json body = {{"ImageURI", setting_.url}};
+    std::string protocol = schemeOf(setting_.url);
+    std::transform(protocol.begin(), protocol.end(), protocol.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (std::find(target_.transferProtocols.begin(), target_.transferProtocols.end(), protocol) !=
+        target_.transferProtocols.end()) {
+      body["TransferProtocol"] = protocol;
+    }
+    if (target_.system) body["Targets"] = json::array({*target_.system});
+    task_.log.info("applying new firmware", {{"node", task_.uuid()},
+                                             {"component", setting_.component},
+                                             {"url", maskUrlsInText(setting_.url)}});
+    const auto response = KILN_TRY(bmc_.client().exchange("POST", target_.action, &body));
+    if (response.status < 200 || response.status >= 300) {
+      return std::unexpected(bmc_.client().errorFor("POST", target_.action, response));
+    }
+    const json answer = parseJson(response.body).value_or(json());
+    TaskPoll probe;
+    if (readTask(answer, probe)) {
+      if (auto id = nonEmptyAt(answer, "@odata.id")) taskPath_ = redfishLinkPath(*id);
+    }
+    if (auto location = response.header("location"); location && !location->empty()) {
+      return redfishLinkPath(*location);
+    }
+    if (!taskPath_.empty()) return taskPath_;
+    task_.log.info("the BMC reported no task for the firmware update; taken as done",
+                   {{"node", task_.uuid()}, {"component", setting_.component}});
+    return std::string();
+  }
+
+  std::unexpected<Error> failed(const std::vector<std::string>& messages) const {
+    return fail(ErrorCode::Internal, "Firmware update failed for node " + task_.uuid() +
+                                         ", firmware " + maskUrlsInText(setting_.url) +
+                                         ". Error: " + join(messages, ",  "));
+  }
+
+  Result<void> checkTimeout() const {
+    const auto elapsed = secondsSince(clock_, start_);
+    if (timing_.overallTimeout.count() > 0 && elapsed >= timing_.overallTimeout.count()) {
+      return fail(ErrorCode::DeadlineExceeded,
+                  "Firmware update on node " + task_.uuid() +
+                      " has exceeded the overall timeout of " +
+                      std::to_string(timing_.overallTimeout.count()) +
+                      " seconds. Elapsed time: " + std::to_string(elapsed) + " seconds.");
+    }
+    return {};
+  }
+
+  /// Polls the task monitor until the task ends.
+  Result<void> watch(const std::string& monitor) {
+    std::optional<std::chrono::steady_clock::time_point> startingSince;
+    for (;;) {
+      KILN_TRY_VOID(checkTimeout());
+      const TaskPoll poll = pollTask(bmc_, monitor, taskPath_);
+      switch (poll.kind) {
+        case TaskPoll::Kind::Unreachable:
+          task_.log.warning("cannot read the firmware update task; trying again",
+                            {{"node", task_.uuid()}, {"error", poll.detail}});
+          break;
+        case TaskPoll::Kind::Gone:
+          task_.log.warning("firmware update task purged by the BMC; assuming it succeeded",
+                            {{"node", task_.uuid()}, {"firmware", maskUrlsInText(setting_.url)}});
+          return {};
+        case TaskPoll::Kind::Ended:
+          if (poll.state == "Completed" &&
+              (poll.status.empty() || poll.status == "OK" || poll.status == "Warning")) {
+            task_.log.info("firmware update task completed",
+                           {{"node", task_.uuid()}, {"messages", join(poll.messages, ", ")}});
+            return {};
+          }
+          return failed(poll.messages.empty()
+                            ? std::vector<std::string>{poll.state + " " + poll.status}
+                            : poll.messages);
+        case TaskPoll::Kind::Running:
+          KILN_TRY_VOID(whileRunning(poll.state, startingSince));
+          break;
+      }
+      clock_.sleepFor(timing_.statusInterval);
+    }
+  }
+
+  /// Ironic's reboots while the task runs: BIOS firmware applies at boot, and some NICs only
+  /// start their update after one.
+  Result<void> whileRunning(const std::string& state,
+                            std::optional<std::chrono::steady_clock::time_point>& startingSince) {
+    if (rebooted_) return {};
+    if (setting_.type == FirmwareComponentType::Bios &&
+        (state == "Starting" || state == "Running" || state == "Pending")) {
+      rebooted_ = true;
+      return reboot(task_, "BIOS firmware update task started");
+    }
+    if (setting_.type == FirmwareComponentType::Nic && state == "Starting") {
+      if (!startingSince) {
+        startingSince = clock_.monotonic();
+      } else if (clock_.monotonic() - *startingSince >= timing_.nicStartingWait) {
+        rebooted_ = true;
+        return reboot(task_, "NIC firmware update task waits for a reboot to start");
+      }
+    }
+    return {};
+  }
+
+  /// After a BMC update: its new version shows once the BMC restarted. Reboot only when the
+  /// BMC cannot tell its version when the time is up.
+  Result<void> awaitBmcVersion(const std::string& managerPath,
+                               const std::optional<std::string>& before) {
+    const seconds limit = setting_.wait ? seconds(*setting_.wait) : timing_.rebootDelay;
+    const auto since = clock_.monotonic();
+    std::optional<std::string> now;
+    for (;;) {
+      now = bmcVersion(bmc_, managerPath);
+      if (now && before && *now != *before) {
+        task_.log.info("BMC firmware version changed",
+                       {{"node", task_.uuid()}, {"from", *before}, {"to", *now}});
+        return {};
+      }
+      if (clock_.monotonic() - since >= limit) break;
+      KILN_TRY_VOID(checkTimeout());
+      clock_.sleepFor(timing_.bmcVersionCheckInterval);
+    }
+    if (now) {
+      task_.log.info("BMC firmware version did not change; no reboot",
+                     {{"node", task_.uuid()}, {"version", *now}});
+      return {};
+    }
+    return reboot(task_, "BMC firmware version unknown after the update");
+  }
+
+  TaskContext& task_;
+  Bmc& bmc_;
+  const RedfishFirmwareTiming& timing_;
+  const UpdateTarget& target_;
+  const FirmwareUpdateSetting& setting_;
+  const Clock& clock_;
+  std::chrono::steady_clock::time_point start_;
+  std::string taskPath_;  ///< the Task SimpleUpdate answered with, if any
+  bool rebooted_ = false;
+};
+
+/// Ironic's _validate_resources_stability: the System and its Manager (and the chassis'
+/// NetworkAdapters, when there are some) must answer `requiredSuccesses` times in a row.
+Result<void> awaitStableBmc(TaskContext& task, Bmc& bmc, const RedfishFirmwareTiming& timing) {
+  if (timing.requiredSuccesses <= 0 || timing.validationTimeout.count() <= 0) return {};
+  const Clock& clock = clockOf(task);
+  const auto end = clock.monotonic() + timing.validationTimeout;
+  int successes = 0;
+  std::string lastError;
+  while (clock.monotonic() < end) {
+    auto probe = [&]() -> Result<void> {
+      const json system = KILN_TRY(bmc.client().get(bmc.target.systemPath));
+      const std::string manager = firstLink(system, "ManagedBy");
+      if (!manager.empty()) KILN_TRY(bmc.client().get(manager));
+      const std::string chassis = firstLink(system, "Chassis");
+      if (!chassis.empty()) {
+        const json c = KILN_TRY(bmc.client().get(chassis));
+        const std::string adapters = linkAt(c, {"NetworkAdapters"});
+        if (!adapters.empty()) KILN_TRY(bmc.client().get(adapters));
+      }
+      bmc.system = system;
+      return {};
+    }();
+    if (probe) {
+      if (++successes >= timing.requiredSuccesses) return {};
+    } else {
+      successes = 0;
+      lastError = probe.error().message;
+    }
+    clock.sleepFor(timing.validationInterval);
+  }
+  std::string message = "BMC resources failed to stabilize within " +
+                        std::to_string(timing.validationTimeout.count()) + " seconds for node " +
+                        task.uuid();
+  if (!lastError.empty()) message += ", last error: " + lastError;
+  return fail(ErrorCode::Unavailable, std::move(message));
+}
+
+}  // namespace
+
+RedfishFirmware::RedfishFirmware(HttpClientPtr http, RedfishFirmwareTiming timing)
+    : http_(std::move(http)), timing_(timing) {
+  steps_.push_back(firmwareUpdateStep(
+      [this](TaskContext& task, const json& args) { return update(task, args); }));
+}
+
+std::optional<std::string> RedfishFirmware::validate(const TaskContext& task) const {
+  return validateRedfishDriverInfo(task);
+}
+
+Result<std::vector<FirmwareComponentInfo>> RedfishFirmware::cacheFirmwareComponents(
+    TaskContext& task) {
+  auto bmc = KILN_TRY(connect(http_, task));
+  std::vector<FirmwareComponentInfo> out;
+  if (auto version = nonEmptyAt(bmc.system, "BiosVersion")) {
+    out.push_back({"bios", *version, std::nullopt, std::nullopt, std::nullopt});
+  } else {
+    task.log.debug("the system reports no BiosVersion", {{"node", task.uuid()}});
+  }
+  // The BMC's firmware is the Manager's, not the System's.
+  const std::string managerPath = firstLink(bmc.system, "ManagedBy");
+  if (managerPath.empty()) {
+    task.log.warning("no manager to read the BMC firmware from", {{"node", task.uuid()}});
+  } else if (auto manager = bmc.client().get(managerPath); !manager) {
+    task.log.warning("cannot read the manager",
+                     {{"node", task.uuid()}, {"error", manager.error().message}});
+  } else if (auto version = nonEmptyAt(*manager, "FirmwareVersion")) {
+    out.push_back({"bmc", *version, std::nullopt, stringAt(*manager, "Model"), std::nullopt});
+  } else {
+    task.log.debug("the manager reports no FirmwareVersion", {{"node", task.uuid()}});
+  }
+  if (auto nics = nicComponents(bmc, task); !nics) {
+    // Some BMCs refuse NetworkAdapters while the host OS is not up (Ironic: HPE).
+    task.log.warning("unable to access NetworkAdapters",
+                     {{"node", task.uuid()}, {"error", nics.error().message}});
+  } else {
+    out.insert(out.end(), nics->begin(), nics->end());
+  }
+  if (out.empty()) {
+    return fail(ErrorCode::Unimplemented,
+                "Cannot retrieve firmware for node " + task.uuid() + ": no supported components");
+  }
+  return out;
+}
+
+Result<StepResult> RedfishFirmware::update(TaskContext& task, const json& args) const {
+  const auto settings = KILN_TRY(parseFirmwareUpdateSettings(firmwareSettingsArg(args)));
+  for (const auto& s : settings) {
+    const std::string scheme = schemeOf(s.url);
+    if (scheme != "http" && scheme != "https") {
+      return invalid("Firmware update of node " + task.uuid() + ": the BMC fetches " + s.component +
+                     " firmware itself, from an http:// or https:// URL; " + maskUrlsInText(s.url) +
+                     " is not one");
+    }
+  }
+  const auto start = clockOf(task).monotonic();
+  auto bmc = KILN_TRY(connect(http_, task));
+  const UpdateTarget target = KILN_TRY(findUpdateService(bmc, task));
+  for (const auto& s : settings) {
+    KILN_TRY_VOID(ComponentUpdate(task, bmc, timing_, target, s, start).run());
+    KILN_TRY_VOID(awaitStableBmc(task, bmc, timing_));
+  }
+  task.log.info("firmware updates completed", {{"node", task.uuid()}});
+  return StepResult::Done;
+}
+
+}  // namespace kiln::server

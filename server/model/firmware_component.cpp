@@ -1,0 +1,97 @@
+#include "server/model/firmware_component.h"
+
+#include <map>
+#include <set>
+
+#include "server/model/versions.h"
+#include "server/storage/storage.h"
+
+namespace kiln::server {
+namespace {
+
+using FT = FieldType;
+constexpr uint32_t N = kNullable, S = kSortable, I = kInternal;
+
+// Ironic's firmware_information table. Rendered by server/api/firmware_handlers.cpp.
+constexpr FieldSpec kFirmwareComponentFields[] = {
+    {"id", FT::Int, ver::k86FirmwareInterface, I | S},
+    {"component", FT::String, ver::k86FirmwareInterface, S, 255},
+    {"node_id", FT::Int, ver::k86FirmwareInterface, I},
+    {"initial_version", FT::String, ver::k86FirmwareInterface, 0, 255},
+    {"current_version", FT::String, ver::k86FirmwareInterface, N, 255},
+    {"last_version_flashed", FT::String, ver::k86FirmwareInterface, N, 255},
+    {"vendor", FT::String, ver::k114FirmwareIdentity, N, 255},
+    {"model", FT::String, ver::k114FirmwareIdentity, N, 255},
+    {"serial_number", FT::String, ver::k114FirmwareIdentity, N, 255},
+    {"created_at", FT::Time, ver::k86FirmwareInterface, N},
+    {"updated_at", FT::Time, ver::k86FirmwareInterface, N},
+};
+static_assert(std::size(kFirmwareComponentFields) == kFwUpdatedAt + 1);
+
+const Schema kFirmwareComponentSchema{"Firmware component", "firmware_information",
+                                      kFirmwareComponentFields};
+
+Value optText(const std::optional<std::string>& v) { return v ? Value::text(*v) : Value::null(); }
+
+}  // namespace
+
+const Schema& firmwareComponentSchema() { return kFirmwareComponentSchema; }
+
+Result<std::vector<Record>> listFirmwareComponents(Transaction& tx, int64_t nodeId) {
+  ListQuery q;
+  q.limit = 0;
+  q.sortField = kFwId;
+  q.filters.push_back({ListFilter::Op::Equals, kFwNodeId, Value::integer(nodeId), {}});
+  return tx.records(Resource::FirmwareComponent).list(q);
+}
+
+Result<void> syncFirmwareComponents(Transaction& tx, int64_t nodeId,
+                                    const std::vector<FirmwareComponentInfo>& components,
+                                    const std::string& now) {
+  RecordStore& store = tx.records(Resource::FirmwareComponent);
+  std::map<std::string, Record> current;
+  for (auto& r : KILN_TRY(listFirmwareComponents(tx, nodeId))) {
+    std::string name = r.str(kFwComponent);
+    current.emplace(std::move(name), std::move(r));
+  }
+  std::set<std::string> seen;
+  for (const auto& c : components) {
+    if (!seen.insert(c.component).second) continue;
+    const Value version = Value::text(c.currentVersion);
+    const Value vendor = optText(c.vendor), model = optText(c.model),
+                serial = optText(c.serialNumber);
+    auto it = current.find(c.component);
+    if (it == current.end()) {
+      Record r = defaultRecord(kFirmwareComponentSchema);
+      r.setText(kFwComponent, c.component);
+      r[kFwNodeId] = Value::integer(nodeId);
+      r[kFwInitialVersion] = version;
+      r[kFwCurrentVersion] = version;
+      r[kFwVendor] = vendor;
+      r[kFwModel] = model;
+      r[kFwSerialNumber] = serial;
+      r.setText(kFwCreatedAt, now);
+      KILN_TRY(store.insert(r));
+      continue;
+    }
+    Record& r = it->second;
+    const bool versionChanged = r[kFwCurrentVersion] != version;
+    const bool flashedDiffers =
+        !r[kFwLastVersionFlashed].isNull() && r[kFwLastVersionFlashed] != version;
+    const bool identityChanged =
+        r[kFwVendor] != vendor || r[kFwModel] != model || r[kFwSerialNumber] != serial;
+    if (!versionChanged && !flashedDiffers && !identityChanged) continue;
+    if (versionChanged) {
+      r[kFwLastVersionFlashed] = version;
+      r[kFwCurrentVersion] = version;
+    }
+    r[kFwVendor] = vendor;
+    r[kFwModel] = model;
+    r[kFwSerialNumber] = serial;
+    r.setText(kFwUpdatedAt, now);
+    KILN_TRY_VOID(store.update(r));
+  }
+  return {};
+}
+
+}  // namespace kiln::server
