@@ -1,6 +1,7 @@
 #include "server/model/resources.h"
 
 #include "server/model/bios_setting.h"
+#include "server/model/inspection_rule.h"
 #include "server/model/node.h"
 #include "server/model/node_history.h"
 #include "server/model/versions.h"
@@ -146,6 +147,8 @@ const Schema& schemaOf(Resource resource) {
       return nodeHistorySchema();
     case Resource::BiosSetting:
       return biosSettingSchema();
+    case Resource::InspectionRule:
+      return inspectionRuleSchema();
   }
   return nodeSchema();
 }

@@ -18,10 +18,11 @@ enum class Resource {
   VolumeTarget,
   NodeHistory,  ///< node history events (1.78; server/model/node_history.h)
   BiosSetting,  ///< cached BIOS settings (1.40; server/model/bios_setting.h)
+  InspectionRule,  ///< inspection rules (1.96; server/model/inspection_rule.h)
 };
 
 /// How many kinds of Resource there are.
-inline constexpr size_t kResourceCount = 10;
+inline constexpr size_t kResourceCount = 11;
 
 /// The schema of a resource (defined next to each resource's model code).
 const Schema& schemaOf(Resource resource);

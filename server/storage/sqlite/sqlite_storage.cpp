@@ -58,7 +58,8 @@ const SchemaSql& schemaSql(Resource resource) {
       buildSchemaSql(schemaOf(Resource::VolumeConnector)),
       buildSchemaSql(schemaOf(Resource::VolumeTarget)),
       buildSchemaSql(schemaOf(Resource::NodeHistory)),
-      buildSchemaSql(schemaOf(Resource::BiosSetting))};
+      buildSchemaSql(schemaOf(Resource::BiosSetting)),
+      buildSchemaSql(schemaOf(Resource::InspectionRule))};
   return all[static_cast<size_t>(resource)];
 }
 
@@ -256,7 +257,8 @@ class SqliteTransaction final : public Transaction {
                 SqliteRecordStore(*conn_, Resource::VolumeConnector),
                 SqliteRecordStore(*conn_, Resource::VolumeTarget),
                 SqliteRecordStore(*conn_, Resource::NodeHistory),
-                SqliteRecordStore(*conn_, Resource::BiosSetting)},
+                SqliteRecordStore(*conn_, Resource::BiosSetting),
+                SqliteRecordStore(*conn_, Resource::InspectionRule)},
         traits_(*conn_) {}
 
   ~SqliteTransaction() override {
