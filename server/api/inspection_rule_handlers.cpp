@@ -5,6 +5,7 @@
 #include "server/api/handler_support.h"
 #include "server/model/inspection_rule.h"
 #include "server/model/versions.h"
+#include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -128,7 +129,7 @@ Result<ApiResponse> InspectionRuleHandlers::update(RequestContext& ctx) {
     Record before = KILN_TRY(findRule(tx, uuid));
     const bool wasSensitive = before.flag(kIrSensitive);
     auto unsetSensitive = [&]() {
-      return invalid("Couldn't apply patch '" + pyRepr(body) +
+      return invalid("Couldn't apply patch '" + maskedRepr(body) +
                      "'. Reason: Inspection rules cannot have the sensitive flag unset.");
     };
     // Ironic looks at the values given to /sensitive before applying the patch ...
