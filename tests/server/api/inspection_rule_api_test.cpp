@@ -445,3 +445,43 @@ TEST_CASE("an observer reads inspection rules and cannot write them",
   }
   std::filesystem::remove(file);
 }
+
+TEST_CASE("no inspection rule body produces a server error", "[server][api][inspection_rules]") {
+  TestApi api;
+  api.version = kRulesVersion;
+  auto created = api.post("/v1/inspection_rules", propertiesRule());
+  REQUIRE(created.status == 201);
+  const std::string path = "/v1/inspection_rules/" + created.json()["uuid"].get<std::string>();
+  const std::vector<std::string> bodies = {
+      "", "null", "true", "0", "\"str\"", "[]", "{}", "[{}]", "[null]", "{\"a\":",
+      R"({"actions": null})", R"({"actions": [null]})", R"({"actions": [[]]})",
+      R"({"actions": [{"op": 1, "args": {}}]})", R"({"actions": [{"op": "log", "args": null}]})",
+      R"({"actions": [{"op": "log", "args": {"msg": "x"}, "loop": 5}]})",
+      R"({"actions": [{"op": "fail", "args": []}]})",
+      R"({"actions": [{"op": "set-attribute", "args": [1, 2, 3, 4, 5]}]})",
+      R"({"actions": [{"op": "log", "args": {"msg": "x"}}], "conditions": {}})",
+      R"({"actions": [{"op": "log", "args": {"msg": "x"}}], "conditions": [{"op": "eq"}]})",
+      R"({"actions": [{"op": "log", "args": {"msg": "x"}}], "conditions": [{"op": "eq", "args": [1]}]})",
+      R"({"actions": [{"op": "log", "args": {"msg": "x"}}], "priority": 1e300})",
+      R"({"actions": [{"op": "log", "args": {"msg": "x"}}], "priority": 18446744073709551615})",
+      R"({"actions": [{"op": "log", "args": {"msg": "x"}}], "priority": -9223372036854775808})",
+      R"({"actions": [{"op": "log", "args": {"msg": "x"}}], "priority": 2.5})",
+      R"({"actions": [{"op": "log", "args": {"msg": "x"}}], "phase": null})",
+      R"({"actions": [{"op": "log", "args": {"msg": "x"}}], "uuid": 5})",
+      R"([{"op": "replace", "path": "/conditions", "value": null}])",
+      R"([{"op": "replace", "path": "/actions/0", "value": 5}])",
+      R"([{"op": "remove", "path": "/actions"}])",
+      R"([{"op": "add", "path": "/conditions/0/loop", "value": "x"}])",
+      R"([{"op": "replace", "path": "/priority", "value": true}])",
+      R"([{"op": "remove", "path": "/"}])",
+  };
+  for (const auto& [method, target] : {std::pair<std::string, std::string>{"POST", "/v1/inspection_rules"},
+                                       {"PATCH", path}}) {
+    for (const auto& body : bodies) {
+      const auto r = api.call(method, target, body);
+      INFO(method << " body=" << body << " -> " << r.status << " " << r.body.substr(0, 200));
+      CHECK(r.status < 500);
+    }
+  }
+  CHECK(api.get(path).json()["actions"] == propertiesRule()["actions"]);
+}
