@@ -14,6 +14,7 @@
 #include "server/api/firmware_handlers.h"
 #include "server/api/management_handlers.h"
 #include "server/api/history_handlers.h"
+#include "server/api/inspection_rule_handlers.h"
 #include "server/api/node_handlers.h"
 #include "server/api/port_handlers.h"
 #include "server/api/runbook_handlers.h"
@@ -78,7 +79,8 @@ ApiService::ApiService(ApiDeps deps)
       management_(std::make_unique<ManagementHandlers>(deps_)),
       volumes_(std::make_unique<VolumeHandlers>(deps_)),
       history_(std::make_unique<HistoryHandlers>(deps_)),
-      bios_(std::make_unique<BiosHandlers>(deps_)) {
+      bios_(std::make_unique<BiosHandlers>(deps_)),
+      inspectionRules_(std::make_unique<InspectionRuleHandlers>(deps_)) {
   buildRoutes();
 }
 
@@ -412,6 +414,23 @@ void ApiService::buildRoutes() {
     route("PUT", base + "/{runbook}/traits/{trait}", bind(rb, &RunbookHandlers::addTrait), update);
     route("DELETE", base + "/{runbook}/traits/{trait}", bind(rb, &RunbookHandlers::removeTrait),
           update);
+  }
+
+  // Inspection rules (1.96). Below 1.96 a GET is 404 and anything else 405, as in Ironic.
+  {
+    auto* ir = inspectionRules_.get();
+    const std::string msg = "The API version does not allow inspection rules";
+    const std::string base = "/v1/inspection_rules";
+    const int since = ver::k96InspectionRules;
+    router_.add({"GET", base, bind(ir, &InspectionRuleHandlers::list), since, 404, msg, false, ""});
+    router_.add({"POST", base, bind(ir, &InspectionRuleHandlers::create), since, 405, msg, false,
+                 "baremetal:inspection_rule:create"});
+    router_.add({"GET", base + "/{rule}", bind(ir, &InspectionRuleHandlers::show), since, 404, msg,
+                 false, ""});
+    router_.add({"PATCH", base + "/{rule}", bind(ir, &InspectionRuleHandlers::update), since, 405,
+                 msg, false, "baremetal:inspection_rule:update"});
+    router_.add({"DELETE", base + "/{rule}", bind(ir, &InspectionRuleHandlers::remove), since, 405,
+                 msg, false, "baremetal:inspection_rule:delete"});
   }
 
   // The node-last spellings Ironic's routing also answers (ironic-tempest-plugin uses

@@ -50,6 +50,7 @@ class ManagementHandlers;
 class VolumeHandlers;
 class HistoryHandlers;
 class BiosHandlers;
+class InspectionRuleHandlers;
 
 class ApiService {
  public:
@@ -81,6 +82,7 @@ class ApiService {
   std::unique_ptr<VolumeHandlers> volumes_;
   std::unique_ptr<HistoryHandlers> history_;
   std::unique_ptr<BiosHandlers> bios_;
+  std::unique_ptr<InspectionRuleHandlers> inspectionRules_;
 };
 
 }  // namespace kiln::server

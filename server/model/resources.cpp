@@ -2,6 +2,7 @@
 
 #include "server/model/bios_setting.h"
 #include "server/model/firmware_component.h"
+#include "server/model/inspection_rule.h"
 #include "server/model/node.h"
 #include "server/model/node_history.h"
 #include "server/model/node_inventory.h"
@@ -163,6 +164,8 @@ const Schema& schemaOf(Resource resource) {
       return runbookSchema();
     case Resource::FirmwareComponent:
       return firmwareComponentSchema();
+    case Resource::InspectionRule:
+      return inspectionRuleSchema();
   }
   return nodeSchema();
 }

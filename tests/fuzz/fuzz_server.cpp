@@ -68,7 +68,8 @@ constexpr server::Resource kResources[] = {server::Resource::Chassis, server::Re
                                            server::Resource::Allocation,
                                            server::Resource::VolumeConnector,
                                            server::Resource::VolumeTarget,
-                                           server::Resource::Runbook};
+                                           server::Resource::Runbook,
+                                           server::Resource::InspectionRule};
 
 }  // namespace
 
