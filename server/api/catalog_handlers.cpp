@@ -169,9 +169,21 @@ Result<ApiResponse> CatalogHandlers::v1(RequestContext& ctx) {
     w.key("deploy_templates");
     writeCollectionLinks(w, base, "deploy_templates");
   }
+  if (ctx.atLeast(ver::k82NodeShard)) {
+    w.key("shards");
+    writeCollectionLinks(w, base, "shards");
+  }
+  if (ctx.atLeast(ver::k84ContinueInspection)) {
+    w.key("continue_inspection");
+    writeCollectionLinks(w, base, "continue_inspection");
+  }
   if (ctx.atLeast(ver::k92Runbooks)) {
     w.key("runbooks");
     writeCollectionLinks(w, base, "runbooks");
+  }
+  if (ctx.atLeast(ver::k96InspectionRules)) {
+    w.key("inspection_rules");
+    writeCollectionLinks(w, base, "inspection_rules");
   }
   w.endObject();
   return jsonResponse(200, w.take());

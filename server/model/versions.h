@@ -127,6 +127,6 @@ inline constexpr int k115NodeHistoryFields = 115;
 
 /// The lowest and the highest microversion Kiln serves.
 inline constexpr int kMin = k1InitialVersion;
-inline constexpr int kMax = k78NodeHistory;
+inline constexpr int kMax = k115NodeHistoryFields;
 
 }  // namespace kiln::server::ver

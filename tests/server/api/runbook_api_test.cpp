@@ -121,7 +121,7 @@ TEST_CASE("runbooks are 404 for GET and 405 otherwise below 1.92", "[server][api
   CHECK(api.get("/v1/runbooks/CUSTOM_OLD").status == 404);
   CHECK(api.get("/v1/runbooks/CUSTOM_OLD/traits").status == 404);
   CHECK(r.create(body("CUSTOM_NEW")).status == 405);
-  CHECK(api.patch("/v1/runbooks/CUSTOM_OLD", {patchOp("add", "/extra/a", 1)}).status == 405);
+  CHECK(api.patch("/v1/runbooks/CUSTOM_OLD", Json::array({patchOp("add", "/extra/a", 1)})).status == 405);
   CHECK(api.del("/v1/runbooks/CUSTOM_OLD").status == 405);
   CHECK(api.put("/v1/runbooks/CUSTOM_OLD/traits", {{"traits", Json::array()}}).status == 405);
   CHECK(api.putRaw("/v1/runbooks/CUSTOM_OLD/traits/CUSTOM_A").status == 405);
@@ -157,7 +157,7 @@ TEST_CASE("runbook traits and description are hidden below 1.112", "[server][api
                                  key + "' was unexpected)");
   }
   auto patchDescription =
-      api.patch("/v1/runbooks/CUSTOM_RB", {patchOp("add", "/description", "d")});
+      api.patch("/v1/runbooks/CUSTOM_RB", Json::array({patchOp("add", "/description", "d")}));
   CHECK(patchDescription.status == 400);
   CHECK(patchDescription.fault() ==
         "Cannot patch /description. Only the following can be updated: disable_ramdisk, extra, "
@@ -211,10 +211,10 @@ TEST_CASE("runbook names are traits below 1.112 and logical names from it",
   badUuid["uuid"] = "not-a-uuid";
   CHECK(r.create(badUuid).fault() == "Expected UUID for uuid: not-a-uuid");
   // PATCH validates with 1.112's schema at every version, as Ironic does.
-  auto renamed = api.patch("/v1/runbooks/CUSTOM_ONE", {patchOp("replace", "/name", "legacy-name")});
+  auto renamed = api.patch("/v1/runbooks/CUSTOM_ONE", Json::array({patchOp("replace", "/name", "legacy-name")}));
   CHECK(renamed.status == 200);
   auto taken =
-      api.patch("/v1/runbooks/legacy-name", {patchOp("replace", "/name", "HW_CPU_X86_VMX")});
+      api.patch("/v1/runbooks/legacy-name", Json::array({patchOp("replace", "/name", "HW_CPU_X86_VMX")}));
   CHECK(taken.status == 409);
   CHECK(taken.fault() == "A runbook with name HW_CPU_X86_VMX already exists.");
 
@@ -336,17 +336,17 @@ TEST_CASE("runbook PATCH keeps Ironic's allowed fields and owner/public rules",
     return api.patch("/v1/runbooks/" + name, std::move(ops));
   };
 
-  auto uuid = patch("CUSTOM_OWNED", {patchOp("replace", "/uuid", "x")});
+  auto uuid = patch("CUSTOM_OWNED", Json::array({patchOp("replace", "/uuid", "x")}));
   CHECK(uuid.status == 400);
   CHECK(uuid.fault() ==
         "Cannot patch /uuid. Only the following can be updated: disable_ramdisk, "
         "extra, name, owner, public, steps, description");
-  CHECK(patch("CUSTOM_OWNED", {patchOp("replace", "/traits", {"CUSTOM_X"})}).status == 400);
-  auto described = patch("CUSTOM_OWNED", {patchOp("add", "/description", "new desc")});
+  CHECK(patch("CUSTOM_OWNED", Json::array({patchOp("replace", "/traits", {"CUSTOM_X"})})).status == 400);
+  auto described = patch("CUSTOM_OWNED", Json::array({patchOp("add", "/description", "new desc")}));
   CHECK(described.status == 200);
   CHECK(described.json()["description"] == "new desc");
 
-  auto ownerOnPublic = patch("CUSTOM_PUBLIC", {patchOp("add", "/owner", "project-b")});
+  auto ownerOnPublic = patch("CUSTOM_PUBLIC", Json::array({patchOp("add", "/owner", "project-b")}));
   CHECK(ownerOnPublic.status == 400);
   CHECK(ownerOnPublic.fault() ==
         "Couldn't apply patch '[{'op': 'add', 'path': '/owner', 'value': 'project-b'}]'. Reason: "
@@ -355,7 +355,7 @@ TEST_CASE("runbook PATCH keeps Ironic's allowed fields and owner/public rules",
               {patchOp("replace", "/public", true), patchOp("replace", "/owner", "project-b")})
             .status == 400);
   // Making a runbook public clears its owner; an owner may come back with public=false.
-  auto madePublic = patch("CUSTOM_OWNED", {patchOp("replace", "/public", true)});
+  auto madePublic = patch("CUSTOM_OWNED", Json::array({patchOp("replace", "/public", true)}));
   REQUIRE(madePublic.status == 200);
   CHECK(madePublic.json()["public"] == true);
   CHECK(madePublic.json()["owner"].is_null());
@@ -366,15 +366,15 @@ TEST_CASE("runbook PATCH keeps Ironic's allowed fields and owner/public rules",
   CHECK(backToOwned.json()["public"] == false);
 
   // Keys the step schema does not know are dropped, as Ironic's patched_validate_with_schema.
-  auto stray = patch("CUSTOM_OWNED", {patchOp("add", "/steps/0/colour", "blue")});
+  auto stray = patch("CUSTOM_OWNED", Json::array({patchOp("add", "/steps/0/colour", "blue")}));
   REQUIRE(stray.status == 200);
   CHECK_FALSE(stray.json()["steps"][0].contains("colour"));
-  CHECK(patch("CUSTOM_OWNED", {patchOp("remove", "/name")}).fault() ==
+  CHECK(patch("CUSTOM_OWNED", Json::array({patchOp("remove", "/name")})).fault() ==
         "Schema error for patch: 'name' is a required property");
   auto dup = patch("CUSTOM_OWNED", {patchOp("add", "/steps/-", eraseStep(4))});
   CHECK(dup.status == 400);
   CHECK_THAT(dup.fault(), Catch::Contains("Duplicate deploy steps"));
-  CHECK(patch("CUSTOM_OWNED", {patchOp("replace", "/steps/0/interface", "network")}).status == 400);
+  CHECK(patch("CUSTOM_OWNED", Json::array({patchOp("replace", "/steps/0/interface", "network")})).status == 400);
   CHECK(api.get("/v1/runbooks/CUSTOM_OWNED").json()["steps"] == Json::array({eraseStep()}));
   CHECK(api.get("/v1/runbooks/CUSTOM_OWNED").json()["owner"] == "project-c");
 }

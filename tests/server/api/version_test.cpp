@@ -13,7 +13,7 @@ TEST_CASE("a request without a version header is served at 1.1", "[server][api][
   CHECK(r.status == 200);
   CHECK(r.header("X-OpenStack-Ironic-API-Version") == "1.1");
   CHECK(r.header("X-OpenStack-Ironic-API-Minimum-Version") == "1.1");
-  CHECK(r.header("X-OpenStack-Ironic-API-Maximum-Version") == "1.78");
+  CHECK(r.header("X-OpenStack-Ironic-API-Maximum-Version") == "1.115");
   // Fields newer than 1.1 are hidden.
   api.version = "1.78";
   auto node = api.createNode({{"name", "n1"}});
@@ -29,7 +29,7 @@ TEST_CASE("a request without a version header is served at 1.1", "[server][api][
 TEST_CASE("latest and both version headers negotiate as in Ironic", "[server][api][version]") {
   TestApi api;
   api.version = "latest";
-  CHECK(api.get("/v1").header("X-OpenStack-Ironic-API-Version") == "1.78");
+  CHECK(api.get("/v1").header("X-OpenStack-Ironic-API-Version") == "1.115");
   api.version = "";
   auto std = api.call("GET", "/v1", "", {{"OpenStack-API-Version", "baremetal 1.37"}});
   CHECK(std.header("X-OpenStack-Ironic-API-Version") == "1.37");
@@ -44,18 +44,18 @@ TEST_CASE("latest and both version headers negotiate as in Ironic", "[server][ap
 TEST_CASE("unknown and out-of-range microversions are 406 with min and max headers",
           "[server][api][version]") {
   TestApi api;
-  for (std::string v : {"1.79", "1.0", "2.1", "abc", "1.", "1.2.3"}) {
+  for (std::string v : {"1.116", "1.0", "2.1", "abc", "1.", "1.2.3"}) {
     INFO(v);
     api.version = v;
     auto r = api.get("/v1/nodes");
     CHECK(r.status == 406);
     CHECK(r.header("X-OpenStack-Ironic-API-Minimum-Version") == "1.1");
-    CHECK(r.header("X-OpenStack-Ironic-API-Maximum-Version") == "1.78");
+    CHECK(r.header("X-OpenStack-Ironic-API-Maximum-Version") == "1.115");
     CHECK_FALSE(r.fault().empty());
   }
-  api.version = "1.99";
+  api.version = "1.120";
   CHECK_THAT(api.get("/v1/nodes").fault(),
-             Catch::Contains("The supported version range is: [1.1, 1.78]"));
+             Catch::Contains("The supported version range is: [1.1, 1.115]"));
 }
 
 TEST_CASE("endpoints newer than the requested version are hidden", "[server][api][version]") {
@@ -78,7 +78,7 @@ TEST_CASE("endpoints newer than the requested version are hidden", "[server][api
 TEST_CASE("the root and v1 documents advertise the version range", "[server][api][version]") {
   TestApi api;
   auto root = api.get("/").json();
-  CHECK(root["default_version"]["version"] == "1.78");
+  CHECK(root["default_version"]["version"] == "1.115");
   CHECK(root["default_version"]["min_version"] == "1.1");
   CHECK(root["versions"].size() == 1);
   CHECK(root["default_version"]["links"][0]["href"] == "http://kiln.test:6385/v1/");

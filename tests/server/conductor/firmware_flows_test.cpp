@@ -41,7 +41,9 @@ std::map<std::string, Record> cached(TestApi& api, const std::string& name) {
   auto n = tx->nodes().findBy(kNodeName, Value::text(name)).value();
   REQUIRE(n);
   std::map<std::string, Record> out;
-  for (auto& r : listFirmwareComponents(*tx, n->id()).value()) out[r.str(kFwComponent)] = r;
+  // Held in a variable: a range-for over .value() of a temporary would dangle.
+  const auto rows = listFirmwareComponents(*tx, n->id()).value();
+  for (const auto& r : rows) out[r.str(kFwComponent)] = r;
   return out;
 }
 
