@@ -49,6 +49,18 @@ void renderEvent(JsonWriter& w, const RequestContext& ctx, const std::string& no
   if (detail) {
     writeOptional(w, "conductor", e[kHistConductor]);
     writeOptional(w, "user", e[kHistUser]);
+    // Kiln has no projects: the user's project is unknown (null).
+    if (ctx.atLeast(ver::k113NodeHistoryProject)) writeOptional(w, "project", e[kHistProject]);
+    if (ctx.atLeast(ver::k115NodeHistoryFields)) {
+      writeOptional(w, "state", e[kHistState]);
+      writeOptional(w, "target_provision_state", e[kHistTargetProvisionState]);
+      w.key("duration_seconds");
+      if (e[kHistDurationSeconds].isNull()) {
+        w.null();
+      } else {
+        w.integer(e[kHistDurationSeconds].i);
+      }
+    }
   }
   // Ironic gives a history entry a self link only.
   w.key("links");

@@ -9,6 +9,7 @@
 #include "server/model/deploy_template.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
+#include "server/model/runbook.h"
 #include "server/model/versions.h"
 
 namespace kiln::server {
@@ -64,7 +65,8 @@ Result<ApiResponse> NodeHandlers::setProvisionState(RequestContext& ctx) {
   for (auto it = body.begin(); it != body.end(); ++it) {
     const auto& k = it.key();
     if (k != "target" && k != "configdrive" && k != "clean_steps" && k != "deploy_steps" &&
-        k != "rescue_password" && k != "disable_ramdisk") {
+        k != "rescue_password" && k != "disable_ramdisk" && k != "service_steps" &&
+        k != "runbook") {
       return invalid("Unexpected arguments: " + k);
     }
   }
@@ -78,15 +80,51 @@ Result<ApiResponse> NodeHandlers::setProvisionState(RequestContext& ctx) {
     return fail(ErrorCode::NotAcceptable, "Request not acceptable. The provision verb \"" + req.verb +
                                               "\" requires API version 1." + std::to_string(*since) + " or later.");
   }
+  req.version = ctx.version;
   const bool deploying = event == "deploy" || event == "rebuild";
+  // A runbook (1.92) stands for the clean or service steps.
+  std::optional<RunbookPlan> runbook;
+  if (body.contains("runbook")) {
+    KILN_TRY_VOID(requireVersion(ctx, ver::k92Runbooks));
+    if (event != "clean" && event != "service") {
+      return invalid("\"runbooks\" is only valid when setting target provision state to any of "
+                     "['clean', 'service']");
+    }
+    for (const char* steps : {"clean_steps", "service_steps"}) {
+      if (body.contains(steps)) {
+        return invalid("Please provide either \"" + std::string(steps) +
+                       "\" or a runbook, but not both.");
+      }
+    }
+    if (!body["runbook"].is_string()) return invalid("Expected a string for runbook");
+    auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));
+    const Record node = KILN_TRY(findNode(*tx, ctx, ctx.param(0)));
+    runbook = KILN_TRY(
+        resolveRunbookForNode(*tx, body["runbook"].get<std::string>(), node, ctx.version));
+  }
   if (body.contains("clean_steps")) {
     if (event != "clean") {
       return invalid("\"clean_steps\" is only valid when setting target provision state to clean");
     }
     KILN_TRY_VOID(validateCleanSteps(body["clean_steps"]));
     req.cleanSteps = body["clean_steps"];
+  } else if (event == "clean" && runbook) {
+    req.cleanSteps = runbook->steps;
   } else if (event == "clean") {
     return invalid("\"clean_steps\" is required when setting target provision state to clean");
+  }
+  if (body.contains("service_steps")) {
+    if (event != "service") {
+      return invalid("\"service_steps\" is only valid when setting target provision state to "
+                     "service");
+    }
+    KILN_TRY_VOID(validateCleanSteps(body["service_steps"]));
+    req.serviceSteps = body["service_steps"];
+  } else if (event == "service" && runbook) {
+    req.serviceSteps = runbook->steps;
+  } else if (event == "service") {
+    return invalid("\"service_steps\" is required when setting target provision state to "
+                   "service");
   }
   if (body.contains("deploy_steps")) {
     KILN_TRY_VOID(requireVersion(ctx, ver::k69DeploySteps));
@@ -130,14 +168,22 @@ Result<ApiResponse> NodeHandlers::setProvisionState(RequestContext& ctx) {
     return invalid("A non-empty \"rescue_password\" is required when setting target provision "
                    "state to rescue");
   }
+  bool disableRamdisk = runbook && runbook->disableRamdisk;
   if (body.contains("disable_ramdisk")) {
     KILN_TRY_VOID(requireVersion(ctx, ver::k70CleanDisableRamdisk));
-    if (event != "clean") return invalid("\"disable_ramdisk\" is only valid with manual cleaning");
+    if (event == "service") KILN_TRY_VOID(requireVersion(ctx, ver::k108ServiceDisableRamdisk));
+    if (event != "clean" && event != "service") {
+      return invalid("\"disable_ramdisk\" is only valid with manual cleaning or servicing");
+    }
     if (!body["disable_ramdisk"].is_boolean()) return invalid("\"disable_ramdisk\" must be a boolean");
-    if (body["disable_ramdisk"].get<bool>()) {
-      // Every requested step must then be out-of-band; the conductor checks against the
-      // node's step declarations (a ramdisk step fails the cleaning with a clear message).
-      for (auto& s : *req.cleanSteps) s["__out_of_band_only"] = true;
+    disableRamdisk = body["disable_ramdisk"].get<bool>();
+  }
+  if (disableRamdisk) {
+    // Every requested step must then be out-of-band; the conductor checks against the node's
+    // step declarations (a ramdisk step fails the flow with a clear message).
+    auto& steps = event == "service" ? req.serviceSteps : req.cleanSteps;
+    if (steps) {
+      for (auto& s : *steps) s["__out_of_band_only"] = true;
     }
   }
   const std::string uuid = KILN_TRY(nodeUuid(ctx, ctx.param(0)));

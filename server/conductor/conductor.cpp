@@ -12,26 +12,23 @@
 #include "server/model/node_inventory.h"
 #include "server/model/provision_state.h"
 #include "server/model/resources.h"
+#include "server/model/versions.h"
 #include "shared/json/json_util.h"
 #include "shared/raid/raid_config.h"
 
 namespace kiln::server {
 namespace detail {
 
-bool isWorkingState(std::string_view s) {
-  return s == state::kVerifying || s == state::kCleaning || s == state::kDeploying ||
-         s == state::kDeleting || s == state::kInspecting || s == state::kAdopting ||
-         s == state::kRescuing || s == state::kUnrescuing;
-}
+bool isWorkingState(std::string_view s) { return state::isWorkingState(s); }
 
-bool isWaitState(std::string_view s) {
-  return s == state::kCleanWait || s == state::kDeployWait || s == state::kInspectWait;
-}
+bool isWaitState(std::string_view s) { return state::isWaitState(s); }
 
 const FlowKeys& keysFor(StepKind kind) {
   static const FlowKeys clean{"clean_steps", "clean_step_index", "clean_step_completed", kNodeCleanStep};
   static const FlowKeys deploy{"deploy_steps", "deploy_step_index", "deploy_step_completed", kNodeDeployStep};
-  return kind == StepKind::Clean ? clean : deploy;
+  static const FlowKeys service{"service_steps", "service_step_index", "service_step_completed",
+                                kNodeServiceStep};
+  return kind == StepKind::Clean ? clean : kind == StepKind::Deploy ? deploy : service;
 }
 
 }  // namespace detail
@@ -118,6 +115,9 @@ std::string_view historyEventType(std::string_view s) {
   if (s == state::kDeleting) return history_event::kUnprovision;
   if (s == state::kInspecting || s == state::kInspectWait) return history_event::kIntrospection;
   if (s == state::kAdopting) return history_event::kAdoption;
+  if (s == state::kServicing || s == state::kServiceWait || s == state::kServiceHold) {
+    return history_event::kServicing;
+  }
   if (s == state::kRescuing || s == state::kRescueWait || s == state::kUnrescuing) {
     return history_event::kRescue;
   }
@@ -133,8 +133,10 @@ void clearFlow(json& info, StepKind kind) {
   if (kind == StepKind::Clean) {
     info.erase("clean_steps_requested");
     info.erase("abort_after");
-  } else {
+  } else if (kind == StepKind::Deploy) {
     info.erase("user_deploy_steps");
+  } else {
+    info.erase("service_steps_requested");
   }
 }
 
@@ -332,12 +334,55 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
                            "ERROR", request.user}));
         return tx->commit();
       }
+      // Holds (1.85), a deployment waiting for the agent (1.110) and servicing (1.87) fail in
+      // a worker, which tears down what the flow set up.
+      if (state::isHoldState(from) || from == state::kDeployWait || from == state::kServiceWait) {
+        if (from == state::kDeployWait && request.version < ver::k110DeploywaitAbort) {
+          return fail(ErrorCode::NotAcceptable,
+                      "Request not acceptable. The provision verb \"abort\" in state \"" + from +
+                          "\" requires API version 1." +
+                          std::to_string(ver::k110DeploywaitAbort) + " or later.");
+        }
+        const std::string what = from == state::kCleanHold                           ? "clean"
+                                 : from == state::kServiceWait || from == state::kServiceHold ? "service"
+                                                                                    : "deploy";
+        node.setText(kNodeReservation, host());
+        KILN_TRY_VOID(saveTask(*tx, task));
+        KILN_TRY_VOID(tx->commit());
+        submit(uuid, [this, uuid, what, user = request.user] {
+          failParked(uuid, "By request, the " + what + " operation was aborted for node " + uuid + ".",
+                     user);
+        });
+        return {};
+      }
+      if (from == state::kServiceFailed) {
+        // Ironic takes a node whose servicing failed back to active.
+        transition(task, "abort");
+        node.setNull(kNodeTargetProvisionState);
+        node.setText(kNodeServiceStep, "{}");
+        clearFlow(task.internalInfo, StepKind::Service);
+        KILN_TRY_VOID(saveTask(*tx, task));
+        return tx->commit();
+      }
       return invalidState();
+    }
+
+    if (event == "unhold") {
+      // 1.85: the held flow goes back to its wait state and carries on with its next step.
+      if (!state::isHoldState(from)) return invalidState();
+      transition(task, "unhold");
+      markResumed(task, true);
+      node.setNull(kNodeLastError);
+      KILN_TRY_VOID(saveTask(*tx, task));
+      KILN_TRY_VOID(tx->commit());
+      submit(uuid, [this, uuid, user = request.user] { advance(uuid, user); });
+      return {};
     }
 
     const auto to = nextProvisionState(from, event);
     if (!to) return invalidState();
-    if (node.flag(kNodeMaintenance) && (event == "deploy" || event == "rebuild" || event == "clean")) {
+    if (node.flag(kNodeMaintenance) &&
+        (event == "deploy" || event == "rebuild" || event == "clean" || event == "service")) {
       return invalid("The " + request.verb + " operation can't be performed on node " + uuid +
                      " because it's in maintenance mode.");
     }
@@ -355,7 +400,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
         }
       }
     }
-    if (event == "clean") {
+    if (event == "clean" || event == "service") {
       if (auto reason = driver->power->validate(task)) {
         return invalid("Failed to validate power for node " + uuid + ": " + *reason);
       }
@@ -400,6 +445,11 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
       clearFlow(info, StepKind::Clean);
       node.setText(kNodeCleanStep, "{}");
       if (event == "clean") info["clean_steps_requested"] = *request.cleanSteps;
+    }
+    if (event == "service") {
+      clearFlow(info, StepKind::Service);
+      node.setText(kNodeServiceStep, "{}");
+      info["service_steps_requested"] = *request.serviceSteps;
     }
     if (event == "deploy" || event == "rebuild") {
       clearFlow(info, StepKind::Deploy);
@@ -533,7 +583,7 @@ Result<void> Conductor::resume(const std::string& uuid, bool stepFinished) {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
     const std::string s = task.node.str(kNodeProvisionState);
-    if (s != state::kCleanWait && s != state::kDeployWait) {
+    if (s != state::kCleanWait && s != state::kDeployWait && s != state::kServiceWait) {
       return conflict("Node " + uuid + " is not waiting (state \"" + s + "\").");
     }
     if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
@@ -547,8 +597,10 @@ Result<void> Conductor::resume(const std::string& uuid, bool stepFinished) {
 
 void Conductor::markResumed(TaskContext& task, bool stepFinished) {
   const std::string s = task.node.str(kNodeProvisionState);
-  if (s == state::kCleanWait || s == state::kDeployWait) {
-    const StepKind kind = s == state::kCleanWait ? StepKind::Clean : StepKind::Deploy;
+  if (s == state::kCleanWait || s == state::kDeployWait || s == state::kServiceWait) {
+    const StepKind kind = s == state::kCleanWait    ? StepKind::Clean
+                          : s == state::kDeployWait ? StepKind::Deploy
+                                                    : StepKind::Service;
     if (stepFinished) task.internalInfo[keysFor(kind).completed] = true;
   }
   task.internalInfo.erase("wait_until");
@@ -688,6 +740,7 @@ Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid, const st
   if (s == state::kAdopting) return doAdopting(task);
   if (s == state::kRescuing) return doRescuing(task);
   if (s == state::kUnrescuing) return doUnrescuing(task);
+  if (s == state::kServicing) return doServicing(task);
   task.node.setNull(kNodeReservation);
   KILN_TRY_VOID(saveInNewTransaction(task));
   return Next::Stop;
@@ -742,7 +795,10 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
                                             const FieldMask& extra, std::string_view eventType) {
   const std::string from = task.node.str(kNodeProvisionState);
   task.log.error("provisioning failed", {{"state", from}, {"error", message}});
-  if (from == state::kCleaning || from == state::kCleanWait) {
+  if (from == state::kServicing || from == state::kServiceWait || from == state::kServiceHold) {
+    task.node.setText(kNodeServiceStep, "{}");
+  }
+  if (from == state::kCleaning || from == state::kCleanWait || from == state::kCleanHold) {
     if (auto r = task.driver->deploy->tearDownCleaning(task); !r) {
       task.log.warning("tear down after failed cleaning failed", {{"error", r.error().message}});
     }
@@ -762,17 +818,28 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
                      {{"error", r.error().message}});
     }
   }
-  transition(task, "fail");
+  // How long the flow had been in the state it fails from (node history, 1.115).
+  std::optional<int64_t> duration;
+  if (const std::string& since = task.node.str(kNodeProvisionUpdatedAt); !since.empty()) {
+    std::tm tm{};
+    if (strptime(since.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) {
+      duration = std::max<int64_t>(
+          0, std::chrono::system_clock::to_time_t(deps_.clock.now()) - timegm(&tm));
+    }
+  }
+  // Hold states have no "fail" transition: an abort leaves them for the failure state.
+  transition(task, nextProvisionState(from, "fail") ? "fail" : "abort");
   task.node.setText(kNodeLastError, message);
   task.node.setNull(kNodeTargetProvisionState);
   task.node.setNull(kNodeReservation);
   task.internalInfo.erase("wait_until");
+  task.internalInfo.erase("hold");
   // Nothing is waiting for the agent any more: it stops being handed the failed command.
   task.internalInfo.erase(agent::kCommand);
   task.internalInfo.erase(agent::kWaiting);
   const HistoryEvent event{message,
                            std::string(eventType.empty() ? historyEventType(from) : eventType),
-                           "ERROR", task.user};
+                           "ERROR", task.user, duration};
   KILN_TRY_VOID(saveInNewTransaction(task, extra, &event));
   return Next::Stop;
 }
@@ -943,6 +1010,7 @@ Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind)
   if (index < 0) index = 0;
   if (index >= static_cast<int>(steps.size())) {
     if (kind == StepKind::Clean) return finishCleaning(task);
+    if (kind == StepKind::Service) return finishServicing(task);
     // Deployment finished. Kiln keeps deploy_steps (the merged, ordered plan) for inspection.
     info.erase(keys.index);
     info.erase(keys.completed);
@@ -958,7 +1026,9 @@ Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind)
   info[keys.index] = index;
   task.node.setText(keys.currentField, dumpJson(steps[static_cast<size_t>(index)]));
   KILN_TRY_VOID(saveInNewTransaction(task));
-  task.log.info(kind == StepKind::Clean ? "running clean step" : "running deploy step",
+  task.log.info(kind == StepKind::Clean    ? "running clean step"
+                : kind == StepKind::Deploy ? "running deploy step"
+                                           : "running service step",
                 {{"step", step.key()}, {"index", std::to_string(index)}});
 
   return stepOutcome(task, kind, step, executeStep(task, step, kind));
@@ -968,13 +1038,18 @@ Result<Conductor::Next> Conductor::stepOutcome(TaskContext& task, StepKind kind,
                                                const PlannedStep& step,
                                                const Result<StepResult>& result) {
   if (!result) {
-    const std::string what = kind == StepKind::Clean ? "cleaning" : "deployment";
+    const std::string what = kind == StepKind::Clean    ? "cleaning"
+                             : kind == StepKind::Deploy ? "deployment"
+                                                        : "service";
     // The failed step stays in deploy_step (deployment steps spec); clean_step is cleared.
     return failFlow(task, "Node " + task.uuid() + " failed " + what + " step " + step.key() + ": " +
                               result.error().message);
   }
   if (*result == StepResult::Wait) {
-    transition(task, "wait");
+    // A hold step (1.85) parks the flow in its hold state until unhold or abort.
+    const bool hold = task.internalInfo.value("hold", false);
+    task.internalInfo.erase("hold");
+    transition(task, hold ? "hold" : "wait");
     task.node.setNull(kNodeReservation);
     KILN_TRY_VOID(saveInNewTransaction(task));
     return Next::Stop;
@@ -1004,6 +1079,10 @@ Result<StepResult> Conductor::executeStep(TaskContext& task, const PlannedStep& 
     KILN_TRY_VOID(task.driver->power->reboot(task, false, timeout));
     task.node.setText(kNodePowerState, std::string(state::kPowerOn));
     return StepResult::Done;
+  }
+  if (step.step == "hold") {
+    task.internalInfo["hold"] = true;
+    return StepResult::Wait;
   }
   if (step.interface == "deploy" && step.step == "wait") {
     const json& seconds = step.args.contains("seconds") ? step.args["seconds"] : json();
@@ -1124,7 +1203,7 @@ void Conductor::checkWaitingNodes() {
     q.limit = 0;
     q.filters.push_back({ListFilter::Op::In, kNodeProvisionState, {},
                          {std::string(state::kCleanWait), std::string(state::kDeployWait),
-                          std::string(state::kInspectWait)}});
+                          std::string(state::kInspectWait), std::string(state::kServiceWait)}});
     auto nodes = (*tx)->nodes().list(q);
     if (!nodes) return;
     waiting = std::move(*nodes);
@@ -1138,7 +1217,8 @@ void Conductor::checkWaitingNodes() {
       if (info["wait_until"].get<int64_t>() <= nowSeconds) (void)resume(node.uuid(), true);
       continue;
     }
-    const bool clean = node.str(kNodeProvisionState) == state::kCleanWait;
+    const bool clean = node.str(kNodeProvisionState) == state::kCleanWait ||
+                       node.str(kNodeProvisionState) == state::kServiceWait;
     const bool inspect = node.str(kNodeProvisionState) == state::kInspectWait;
     const int timeout = inspect ? deps_.config.inspectWaitTimeout
                         : clean ? deps_.config.cleanCallbackTimeout
@@ -1171,8 +1251,16 @@ void Conductor::checkWaitingNodes() {
                      {}, history_event::kTransition);
       continue;
     }
-    const json current = objectField(task->node, clean ? kNodeCleanStep : kNodeDeployStep);
+    const bool service = node.str(kNodeProvisionState) == state::kServiceWait;
+    const json current = objectField(task->node, service ? kNodeServiceStep
+                                                 : clean ? kNodeCleanStep
+                                                         : kNodeDeployStep);
     const std::string step = current.empty() ? "(none yet)" : stepName(current);
+    if (service) {
+      (void)failFlow(*task, "Timeout reached while servicing the node " + task->uuid() +
+                                ". Failed on step " + step + ".");
+      continue;
+    }
     (void)failFlow(*task, clean ? "Timeout reached while cleaning the node. Please check if the "
                                   "ramdisk responsible for the cleaning is running on the node. "
                                   "Failed on step " + step + "."

@@ -40,10 +40,12 @@ namespace kiln::server {
 struct ProvisionRequest {
   std::string verb;  ///< as sent: active, deploy, rebuild, deleted, undeploy, manage, ...
   std::optional<nlohmann::json> cleanSteps;   ///< for "clean"
+  std::optional<nlohmann::json> serviceSteps; ///< for "service" (1.87)
   std::optional<nlohmann::json> deploySteps;  ///< for active/deploy/rebuild (1.69)
   std::optional<nlohmann::json> configdrive;  ///< for active/deploy/rebuild
   std::optional<std::string> rescuePassword;  ///< for rescue (non-empty)
   std::string user;  ///< the requesting user, journalled with failures; "" when unknown
+  int version = 1;   ///< the request's microversion (abort in wait call-back needs 1.110)
 };
 
 /// The outcome of a vendor passthru call.
@@ -177,6 +179,12 @@ class Conductor {
   Result<Next> doDeleting(TaskContext& task);
   Result<Next> doInspecting(TaskContext& task);
   Result<Next> doAdopting(TaskContext& task);
+  /// Servicing (1.87, conductor_service.cpp): the requested steps on an active node.
+  Result<Next> doServicing(TaskContext& task);
+  Result<Next> finishServicing(TaskContext& task);
+  /// Fails a node parked in a wait or hold state by request (abort), in a worker: `message`
+  /// becomes last_error (with "aborted" in it, as clients look for).
+  void failParked(const std::string& uuid, const std::string& message, const std::string& user);
   /// The rescue and unrescue flows (conductor_rescue.cpp).
   Result<Next> doRescuing(TaskContext& task);
   Result<Next> doUnrescuing(TaskContext& task);

@@ -83,6 +83,36 @@ constexpr StateTransition kTransitions[] = {
     {kUnrescueFailed, "rescue", kRescuing},
     {kUnrescueFailed, "unrescue", kUnrescuing},
     {kUnrescueFailed, "deleted", kDeleting},
+
+    // Hold steps (1.85): a `hold` step parks the flow; unhold resumes it, abort fails it.
+    {kCleaning, "hold", kCleanHold},
+    {kCleanWait, "hold", kCleanHold},
+    {kCleanHold, "unhold", kCleanWait},
+    {kCleanHold, "abort", kCleanFailed},
+    {kDeploying, "hold", kDeployHold},
+    {kDeployWait, "hold", kDeployHold},
+    {kDeployHold, "unhold", kDeployWait},
+    {kDeployHold, "abort", kDeployFailed},
+    // 1.110: abort a deployment waiting for the agent.
+    {kDeployWait, "abort", kDeployFailed},
+
+    // Servicing (1.87): steps on an active node.
+    {kActive, "service", kServicing},
+    {kServicing, "done", kActive},
+    {kServicing, "wait", kServiceWait},
+    {kServicing, "fail", kServiceFailed},
+    {kServicing, "hold", kServiceHold},
+    {kServiceWait, "resume", kServicing},
+    {kServiceWait, "fail", kServiceFailed},
+    {kServiceWait, "abort", kServiceFailed},
+    {kServiceWait, "hold", kServiceHold},
+    {kServiceWait, "deleted", kDeleting},
+    {kServiceHold, "unhold", kServiceWait},
+    {kServiceHold, "service", kServicing},
+    {kServiceHold, "abort", kServiceFailed},
+    {kServiceFailed, "service", kServicing},
+    {kServiceFailed, "abort", kActive},
+    {kServiceFailed, "deleted", kDeleting},
 };
 
 }  // namespace
@@ -110,6 +140,7 @@ std::optional<std::string_view> verbTarget(std::string_view verb) {
     return kActive;
   }
   if (event == "rescue") return kRescue;
+  if (event == "service") return kActive;
   return std::nullopt;
 }
 
@@ -122,6 +153,8 @@ std::optional<int> verbSince(std::string_view verb) {
   if (verb == "adopt") return ver::k17AdoptVerb;
   if (verb == "rescue" || verb == "unrescue") return ver::k38RescueInterface;
   if (verb == "deploy" || verb == "undeploy") return ver::k73DeployUndeployVerbs;
+  if (verb == "unhold") return ver::k85UnholdVerb;
+  if (verb == "service") return ver::k87Service;
   return std::nullopt;
 }
 
@@ -132,7 +165,7 @@ std::string provisionStatesDot() {
       "digraph provision_states {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n";
   for (const auto& t : kTransitions) {
     const bool internal = t.event == "done" || t.event == "fail" || t.event == "wait" ||
-                          t.event == "resume" ||
+                          t.event == "resume" || t.event == "hold" ||
                           (t.event == "manage" && t.from == std::string_view(state::kCleaning));
     out += "  \"" + std::string(t.from) + "\" -> \"" + std::string(t.to) + "\" [label=\"" +
            std::string(t.event) + "\"" + (internal ? ", style=dashed" : "") + "];\n";

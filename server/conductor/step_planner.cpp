@@ -97,6 +97,7 @@ std::vector<AvailableStep> flowSteps() {
       {"power", "reboot", 0, true, false, {}},
       {"deploy", "wait", 0, true, false,
        {{"seconds", "How long to wait, in seconds, before the next step runs.", true}}},
+      {"deploy", "hold", 0, true, false, {}},
   };
 }
 
@@ -133,12 +134,20 @@ std::vector<AvailableStep> availableSteps(const NodeDriver& driver, StepKind kin
                                           const PriorityOverrides& overrides,
                                           const json* agentSteps) {
   std::vector<AvailableStep> out;
-  const auto& over = kind == StepKind::Clean ? overrides.clean : overrides.deploy;
-  const bool haveAgent = agentSteps && agentSteps->is_object() && !agentSteps->empty();
+  static const std::map<std::string, int> kNone;
+  const auto& over = kind == StepKind::Clean    ? overrides.clean
+                     : kind == StepKind::Deploy ? overrides.deploy
+                                                : kNone;
+  // Service steps run on request only; the agent reports none (Kiln boots no ramdisk on an
+  // active node).
+  const bool haveAgent = kind != StepKind::Service && agentSteps && agentSteps->is_object() &&
+                         !agentSteps->empty();
   for (const auto* impl : driver.byType) {
     if (!impl) continue;
     for (const auto& def : impl->steps()) {
-      const int prio = kind == StepKind::Clean ? def.cleanPriority : def.deployPriority;
+      const int prio = kind == StepKind::Clean    ? def.cleanPriority
+                       : kind == StepKind::Deploy ? def.deployPriority
+                                                  : (def.service ? 0 : -1);
       if (prio < 0) continue;
       if (def.requiresRamdisk && haveAgent) continue;  // the agent's report replaces these
       AvailableStep a{def.interface, def.name, prio, def.abortable, def.requiresRamdisk, def.argsinfo};

@@ -26,7 +26,7 @@
 
 namespace kiln::server {
 
-enum class StepKind { Clean, Deploy };
+enum class StepKind { Clean, Deploy, Service };
 
 /// A step the node's interfaces offer, with its effective default priority.
 struct AvailableStep {
@@ -60,7 +60,8 @@ struct PriorityOverrides {
 };
 
 /// Steps the conductor itself implements in any flow, priority 0: power.power_on,
-/// power.power_off, power.reboot and deploy.wait (args: seconds).
+/// power.power_off, power.reboot, deploy.wait (args: seconds) and deploy.hold (1.85: parks the
+/// flow in its hold state until unhold).
 std::vector<AvailableStep> flowSteps();
 
 /// The steps of one kind the node's interfaces offer, with overrides applied, plus the flow

@@ -154,7 +154,8 @@ StepDefinition firmwareUpdateStep(StepHandler handler) {
       .abortable = false,
       .requiresRamdisk = false,
       .argsinfo = {{"settings", "A list of dicts with firmware components to be updated", true}},
-      .handler = std::move(handler)};
+      .handler = std::move(handler),
+      .service = true};
 }
 
 }  // namespace kiln::server

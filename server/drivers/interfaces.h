@@ -103,6 +103,7 @@ struct StepDefinition {
   std::vector<ArgInfo> argsinfo;
   StepHandler handler;           ///< empty for in-band steps (the agent runs them)
   AgentResultHandler onAgentResult = {};  ///< optional: after the agent finished the step's command
+  bool service = false;  ///< also a service step (1.87), run on request on an active node
 };
 
 /// Base of every interface implementation.

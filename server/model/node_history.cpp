@@ -1,5 +1,6 @@
 #include "server/model/node_history.h"
 
+#include "server/model/node.h"
 #include "shared/core/uuid.h"
 #include "server/model/versions.h"
 
@@ -50,6 +51,12 @@ Result<void> recordNodeHistory(Transaction& tx, const Config& config, const Cloc
   r.setText(kHistSeverity, event.severity);
   r.setText(kHistEvent, event.event);
   if (!event.user.empty()) r.setText(kHistUser, event.user.substr(0, 32));
+  // 1.115: the node's states as they are when the event is recorded.
+  if (auto node = KILN_TRY(tx.nodes().findBy(kNodeId, Value::integer(nodeId)))) {
+    r[kHistState] = (*node)[kNodeProvisionState];
+    r[kHistTargetProvisionState] = (*node)[kNodeTargetProvisionState];
+  }
+  if (event.durationSeconds) r[kHistDurationSeconds] = Value::integer(*event.durationSeconds);
   r.setText(kHistCreatedAt, formatIsoTime(now));
   RecordStore& store = tx.records(Resource::NodeHistory);
   KILN_TRY(store.insert(r));

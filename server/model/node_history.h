@@ -6,6 +6,8 @@
 // (GET /v1/nodes/{id}/history[/{uuid}]) and they go when their node is deleted.
 #pragma once
 
+#include <optional>
+
 #include <string>
 #include <string_view>
 
@@ -49,6 +51,7 @@ inline constexpr std::string_view kConductor = "conductor";
 inline constexpr std::string_view kTransition = "transition";
 inline constexpr std::string_view kUnprovision = "unprovision";
 inline constexpr std::string_view kAdoption = "adoption";
+inline constexpr std::string_view kServicing = "servicing";
 inline constexpr std::string_view kMonitoring = "monitoring";
 inline constexpr std::string_view kVerify = "verify";
 /// Ironic's type when the caller names none (its power-action failures).
@@ -61,6 +64,8 @@ struct HistoryEvent {
   std::string eventType;           ///< history_event::k*
   std::string severity = "ERROR";  ///< "ERROR" or "INFO"
   std::string user;                ///< the requesting user, "" when unknown
+  /// How long the failed flow ran (1.115), when the recorder knows.
+  std::optional<int64_t> durationSeconds;
 };
 
 /// Journals `event` for the node with integer id `nodeId` in `tx`, as Ironic's

@@ -32,6 +32,10 @@ inline constexpr std::string_view kRescueWait = "rescue wait";
 inline constexpr std::string_view kRescueFailed = "rescue failed";
 inline constexpr std::string_view kUnrescuing = "unrescuing";
 inline constexpr std::string_view kUnrescueFailed = "unrescue failed";
+inline constexpr std::string_view kServicing = "servicing";
+inline constexpr std::string_view kServiceWait = "service wait";
+inline constexpr std::string_view kServiceFailed = "service failed";
+inline constexpr std::string_view kServiceHold = "service hold";
 inline constexpr std::string_view kError = "error";
 
 /// Every provision state a node can be in.
@@ -40,7 +44,7 @@ inline constexpr std::string_view kAll[] = {
     kDeployWait, kDeployFailed, kDeployHold,    kDeleting,     kCleaning,    kCleanWait,
     kCleanFailed, kCleanHold,   kInspecting,    kInspectWait,  kInspectFailed, kAdopting,
     kAdoptFailed, kRescue,      kRescuing,      kRescueWait,   kRescueFailed, kUnrescuing,
-    kUnrescueFailed, kError};
+    kUnrescueFailed, kServicing, kServiceWait, kServiceFailed, kServiceHold, kError};
 
 inline bool isValid(std::string_view s) {
   for (auto x : kAll) {
@@ -53,7 +57,7 @@ inline bool isValid(std::string_view s) {
 /// fields may still be changed (a PATCH, removing an allocation).
 inline bool updateAllowedInTransition(std::string_view s) {
   for (auto x : {kDeployFailed, kInspecting, kInspectFailed, kInspectWait, kCleanFailed, kError,
-                 kVerifying, kAdoptFailed, kRescueFailed, kUnrescueFailed}) {
+                 kVerifying, kAdoptFailed, kRescueFailed, kUnrescueFailed, kServiceFailed}) {
     if (x == s) return true;
   }
   return false;
@@ -64,6 +68,24 @@ inline bool updateAllowedInTransition(std::string_view s) {
 inline bool driverChangeAllowed(std::string_view s) {
   return s == kEnroll || s == kInspecting || s == kInspectWait || s == kManageable ||
          s == kAvailable;
+}
+
+/// States in which a conductor worker owns the node (it holds the reservation).
+inline bool isWorkingState(std::string_view s) {
+  return s == kVerifying || s == kCleaning || s == kDeploying || s == kDeleting ||
+         s == kInspecting || s == kAdopting || s == kRescuing || s == kUnrescuing ||
+         s == kServicing;
+}
+
+/// States parked until something resumes the flow (an agent, a wait step's timer), with a
+/// callback timeout: clean wait, wait call-back, inspect wait, service wait.
+inline bool isWaitState(std::string_view s) {
+  return s == kCleanWait || s == kDeployWait || s == kInspectWait || s == kServiceWait;
+}
+
+/// States a `hold` step parks a flow in until `unhold` (1.85) or `abort`; no timeout applies.
+inline bool isHoldState(std::string_view s) {
+  return s == kCleanHold || s == kDeployHold || s == kServiceHold;
 }
 
 inline constexpr std::string_view kPowerOn = "power on";

@@ -336,6 +336,8 @@ std::vector<StepDefinition> raidSteps(bool handlers) {
         {"delete_existing", "Delete the existing configuration first (default true).", false}},
        {}},
   };
+  // Out-of-band RAID (the fake interface) also serves active nodes (1.87).
+  steps[0].service = steps[1].service = handlers;
   if (!handlers) return steps;
   steps[0].handler = [](TaskContext& task, const json& args) -> Result<StepResult> {
     auto target = parseJson(task.node.str(kNodeTargetRaidConfig));
@@ -374,6 +376,7 @@ std::vector<StepDefinition> biosSteps() {
        {}},
       {"bios", "factory_reset", 0, 0, false, false, {}, {}},
   };
+  for (auto& step : steps) step.service = true;  // Ironic's @service_step
   steps[0].handler = [](TaskContext& task, const json& args) -> Result<StepResult> {
     const json& settings = args.at("settings");
     if (!settings.is_array()) return invalid("bios.apply_configuration: settings must be a list");

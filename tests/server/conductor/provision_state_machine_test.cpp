@@ -88,7 +88,9 @@ TEST_CASE("verbs have Ironic's minimum microversions and targets", "[server][con
   CHECK(verbSince("active") == 1);
   CHECK(verbSince("rescue") == 38);
   CHECK(verbSince("unrescue") == 38);
-  CHECK_FALSE(verbSince("service"));
+  CHECK(verbSince("unhold") == 85);
+  CHECK(verbSince("service") == 87);
+  CHECK_FALSE(verbSince("bogus"));
   CHECK(verbTarget("rescue") == "rescue");
   CHECK(verbTarget("unrescue") == "active");
   CHECK(verbTarget("provide") == "available");
