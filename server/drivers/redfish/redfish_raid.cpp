@@ -36,9 +36,9 @@ struct LevelInfo {
 };
 
 constexpr LevelInfo kLevels[] = {
-    {"0", "RAID0", false, 1, 1000, 0, ""},   {"1", "RAID1", false, 2, 2, 1, ""},
-    {"5", "RAID5", false, 3, 1000, 1, ""},   {"6", "RAID6", false, 4, 1000, 2, ""},
-    {"1+0", "RAID10", true, 0, 0, 0, "1"},   {"5+0", "RAID50", true, 0, 0, 0, "5"},
+    {"0", "RAID0", false, 1, 1000, 0, ""}, {"1", "RAID1", false, 2, 2, 1, ""},
+    {"5", "RAID5", false, 3, 1000, 1, ""}, {"6", "RAID6", false, 4, 1000, 2, ""},
+    {"1+0", "RAID10", true, 0, 0, 0, "1"}, {"5+0", "RAID50", true, 0, 0, 0, "5"},
     {"6+0", "RAID60", true, 0, 0, 0, "6"},
 };
 
@@ -114,7 +114,7 @@ struct Drive {
 struct Storage {
   std::string id;
   std::string path;
-  std::string volumesPath;  ///< "" when the Storage links no Volumes collection
+  std::string volumesPath;               ///< "" when the Storage links no Volumes collection
   std::optional<std::string> applyTime;  ///< @Redfish.OperationApplyTime to send
   std::vector<std::string> volumePaths;  ///< the collection's members
   bool raid = true;                      ///< its first controller supports RAID
@@ -161,8 +161,8 @@ std::optional<std::vector<std::string>> allowedMethods(const HttpResponse& respo
   size_t start = 0;
   while (start <= allow->size()) {
     const auto comma = allow->find(',', start);
-    std::string item = allow->substr(start, comma == std::string::npos ? std::string::npos
-                                                                       : comma - start);
+    std::string item =
+        allow->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     item.erase(0, item.find_first_not_of(" \t"));
     item.erase(item.find_last_not_of(" \t") + 1);
     std::transform(item.begin(), item.end(), item.begin(),
@@ -212,8 +212,10 @@ Result<Inventory> readInventory(RedfishTarget& bmc, const std::string& context) 
   if (!system) return reason(system.error());
   const std::string storagePath = linkOf(*system, "Storage");
   if (storagePath.empty()) {
-    return fail(ErrorCode::Unimplemented, context + "The attribute Storage is missing from the "
-                                                    "resource " + bmc.systemPath + ".");
+    return fail(ErrorCode::Unimplemented, context +
+                                              "The attribute Storage is missing from the "
+                                              "resource " +
+                                              bmc.systemPath + ".");
   }
   auto collection = client.get(storagePath);
   if (!collection) return reason(collection.error());
@@ -264,7 +266,7 @@ Result<Inventory> readInventory(RedfishTarget& bmc, const std::string& context) 
 struct VolumeInfo {
   std::string path;
   std::string id;
-  json name;  ///< Name, or null
+  json name;             ///< Name, or null
   std::string raidType;  ///< "" when the BMC reports none
   int64_t capacity = 0;
   bool deletable = true;
@@ -528,8 +530,8 @@ Result<void> plan(std::vector<Volume>& volumes, const Inventory& inv) {
   }
   std::vector<DriveGroup> groups, reservedGroups;
   auto addTo = [&](std::vector<DriveGroup>& list, size_t d, bool keep) {
-    const auto kind = std::make_tuple(inv.drives[d].mediaType, inv.drives[d].protocol,
-                                      inv.drives[d].capacity);
+    const auto kind =
+        std::make_tuple(inv.drives[d].mediaType, inv.drives[d].protocol, inv.drives[d].capacity);
     auto it = std::find_if(list.begin(), list.end(), [&](const auto& g) { return g.kind == kind; });
     if (it == list.end()) {
       list.push_back({kind, {}});
@@ -577,7 +579,7 @@ struct Operation {
   size_t storage = 0;
   std::string method;  ///< "POST" or "DELETE"
   std::string path;
-  json body;           ///< null: none
+  json body;  ///< null: none
   bool onReset = false;
   std::string target;  ///< the volume, for messages (its path, or the collection for a POST)
 };
@@ -602,8 +604,9 @@ Result<void> rebootToApply(TaskContext& task, std::string_view operation) {
 /// Sends `ops` as Ironic does: per controller in order, until a request answers with a task;
 /// then (rebooting first when a request asked for OnReset) waits for the tasks, and goes on
 /// with what is left.
-Result<void> runOperations(TaskContext& task, RedfishClient& client, const RedfishRaidTiming& timing,
-                           std::string_view operation, const std::vector<Operation>& ops) {
+Result<void> runOperations(TaskContext& task, RedfishClient& client,
+                           const RedfishRaidTiming& timing, std::string_view operation,
+                           const std::vector<Operation>& ops) {
   std::vector<std::deque<Operation>> queues;
   std::vector<size_t> storages;
   for (const auto& op : ops) {
@@ -661,8 +664,8 @@ Result<void> runOperations(TaskContext& task, RedfishClient& client, const Redfi
                                         task.uuid() + ". Reason: " + failure.message + ".");
         }
         return fail(failure.code, "Redfish driver failed to delete virtual disk " + op.target +
-                                      " for node " + task.uuid() + ". Reason: " +
-                                      failure.message + ".");
+                                      " for node " + task.uuid() + ". Reason: " + failure.message +
+                                      ".");
       }
     }
     if (tasks.empty()) return {};
@@ -695,8 +698,9 @@ std::string pythonUtcNow(const Clock& clock) {
   gmtime_r(&t, &tm);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                          now.time_since_epoch()).count() % 1000000;
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
+      1000000;
   char out[48];
   std::snprintf(out, sizeof out, "%s.%06lld", date, static_cast<long long>(micros));
   return out;
@@ -732,8 +736,8 @@ Result<void> recordRaidConfig(TaskContext& task, RedfishTarget& bmc) {
     task.log.warning("Unable to update raid_config for volumes missing RAID type",
                      {{"node", task.uuid()}, {"volumes", withoutType}});
   }
-  task.node.setText(kNodeRaidConfig,
-                    dumpJson(json{{"logical_disks", disks}, {"last_updated", pythonUtcNow(clockOf(task))}}));
+  task.node.setText(kNodeRaidConfig, dumpJson(json{{"logical_disks", disks},
+                                                   {"last_updated", pythonUtcNow(clockOf(task))}}));
   return {};
 }
 
@@ -762,9 +766,10 @@ Result<void> validateRedfishRaidConfig(const json& config) {
     if (auto it = d.find("physical_disks"); it != d.end()) {
       for (const auto& p : *it) {
         if (!p.is_string()) {
-          return invalid("The physical_disks of the redfish RAID interface are names of the BMC's "
-                         "drives (their Id); " + p.dump() +
-                         " is a device hint, which only software RAID takes");
+          return invalid(
+              "The physical_disks of the redfish RAID interface are names of the BMC's "
+              "drives (their Id); " +
+              p.dump() + " is a device hint, which only software RAID takes");
         }
       }
     }
@@ -789,19 +794,21 @@ RedfishRaid::RedfishRaid(HttpClientPtr http, RedfishRaidTiming timing)
                     .cleanPriority = 0,
                     .argsinfo = createArgs,
                     .handler = [this](TaskContext& task, const json& args) -> Result<StepResult> {
-                      return createConfiguration(
-                          task, KILN_TRY(boolArg(args, "create_root_volume", true, "create_configuration")),
-                          KILN_TRY(boolArg(args, "create_nonroot_volumes", true, "create_configuration")),
-                          KILN_TRY(boolArg(args, "delete_existing", false, "create_configuration")));
+                      constexpr std::string_view kStep = "create_configuration";
+                      const bool root = KILN_TRY(boolArg(args, "create_root_volume", true, kStep));
+                      const bool nonroot =
+                          KILN_TRY(boolArg(args, "create_nonroot_volumes", true, kStep));
+                      const bool existing =
+                          KILN_TRY(boolArg(args, "delete_existing", false, kStep));
+                      return createConfiguration(task, root, nonroot, existing);
                     }});
-  steps_.push_back({.interface = "raid",
-                    .name = "delete_configuration",
-                    .cleanPriority = 0,
-                    .deployPriority = 0,
-                    .argsinfo = {},
-                    .handler = [this](TaskContext& task, const json&) {
-                      return deleteConfiguration(task);
-                    }});
+  steps_.push_back(
+      {.interface = "raid",
+       .name = "delete_configuration",
+       .cleanPriority = 0,
+       .deployPriority = 0,
+       .argsinfo = {},
+       .handler = [this](TaskContext& task, const json&) { return deleteConfiguration(task); }});
   steps_.push_back(
       {.interface = "raid",
        .name = "apply_configuration",
@@ -820,16 +827,16 @@ RedfishRaid::RedfishRaid(HttpClientPtr http, RedfishRaidTiming timing)
                      "prior to creating the new configuration. Default value is 'True'.",
                      false}},
        .handler = [this](TaskContext& task, const json& args) -> Result<StepResult> {
-         const json config = args.is_object() && args.contains("raid_config")
-                                 ? args["raid_config"]
-                                 : json();
+         const json config =
+             args.is_object() && args.contains("raid_config") ? args["raid_config"] : json();
+         // Ironic's RedfishRAID.apply_configuration defaults.
+         constexpr std::string_view kStep = "apply_configuration";
+         const bool root = KILN_TRY(boolArg(args, "create_root_volume", true, kStep));
+         const bool nonroot = KILN_TRY(boolArg(args, "create_nonroot_volumes", false, kStep));
+         const bool existing = KILN_TRY(boolArg(args, "delete_existing", false, kStep));
          KILN_TRY_VOID(validateRedfishRaidConfig(config));
          task.node.setText(kNodeTargetRaidConfig, dumpJson(config));
-         // Ironic's RedfishRAID.apply_configuration defaults.
-         return createConfiguration(
-             task, KILN_TRY(boolArg(args, "create_root_volume", true, "apply_configuration")),
-             KILN_TRY(boolArg(args, "create_nonroot_volumes", false, "apply_configuration")),
-             KILN_TRY(boolArg(args, "delete_existing", false, "apply_configuration")));
+         return createConfiguration(task, root, nonroot, existing);
        }});
 }
 

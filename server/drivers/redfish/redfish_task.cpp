@@ -117,9 +117,9 @@ Result<RedfishTaskPoll> watchRedfishTask(RedfishClient& client, const RedfishTas
     RedfishTaskPoll poll = pollRedfishTask(client, task);
     switch (poll.kind) {
       case RedfishTaskPoll::Kind::Unreachable:
-        log.warning("cannot read the " + std::string(watch.what) + " task; trying again",
-                    {{"node", std::string(watch.node)}, {"monitor", task.monitor},
-                     {"error", poll.detail}});
+        log.warning(
+            "cannot read the " + std::string(watch.what) + " task; trying again",
+            {{"node", std::string(watch.node)}, {"monitor", task.monitor}, {"error", poll.detail}});
         break;
       case RedfishTaskPoll::Kind::Gone:
         log.warning(std::string(watch.what) + " task purged by the BMC; assuming it succeeded",

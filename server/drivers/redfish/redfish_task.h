@@ -64,10 +64,10 @@ bool redfishTaskSucceeded(const RedfishTaskPoll& poll);
 
 /// How watchRedfishTask waits.
 struct RedfishTaskWatch {
-  const Clock* clock = nullptr;         ///< never null
-  std::chrono::seconds interval{60};    ///< between looks
-  std::string_view what = "Redfish";    ///< names the task in log lines ("firmware update")
-  std::string_view node;                ///< the node's UUID, for log lines
+  const Clock* clock = nullptr;       ///< never null
+  std::chrono::seconds interval{60};  ///< between looks
+  std::string_view what = "Redfish";  ///< names the task in log lines ("firmware update")
+  std::string_view node;              ///< the node's UUID, for log lines
   /// Before each look; an error ends the watch with it (deadlines). Optional.
   std::function<Result<void>()> beforePoll = {};
   /// After each look that found the task running (a reboot the task waits for). Optional.
