@@ -125,6 +125,12 @@ struct Inventory {
   std::vector<Drive> drives;  ///< of RAID-capable storage only
 };
 
+/// "<text>." unless the text ends with a full stop already (Ironic's "... Reason: %s.").
+std::string sentence(std::string text) {
+  if (text.empty() || text.back() != '.') text += '.';
+  return text;
+}
+
 std::optional<std::string> stringAt(const json& object, const char* key) {
   if (!object.is_object()) return std::nullopt;
   const auto it = object.find(key);
@@ -206,7 +212,7 @@ std::optional<std::string> applyTimeOf(const json& collection) {
 /// Reads the System's Storage: every controller with its Volumes collection, and the drives of
 /// the controllers that do RAID. Errors say `context` first ("Cannot get ... Reason: ...").
 Result<Inventory> readInventory(RedfishTarget& bmc, const std::string& context) {
-  auto reason = [&](const Error& e) { return fail(e.code, context + e.message + "."); };
+  auto reason = [&](const Error& e) { return fail(e.code, sentence(context + e.message)); };
   RedfishClient& client = *bmc.client;
   auto system = client.get(bmc.systemPath);
   if (!system) return reason(system.error());
@@ -279,10 +285,11 @@ Result<std::vector<VolumeInfo>> readVolumes(RedfishClient& client, const Invento
   for (size_t s = 0; s < inv.storages.size(); ++s) {
     for (const auto& path : inv.storages[s].volumePaths) {
       auto response = client.exchange("GET", path);
-      if (!response) return fail(response.error().code, context + response.error().message + ".");
+      if (!response)
+        return fail(response.error().code, sentence(context + response.error().message));
       if (response->status < 200 || response->status >= 300) {
         const Error e = client.errorFor("GET", path, *response);
-        return fail(e.code, context + e.message + ".");
+        return fail(e.code, sentence(context + e.message));
       }
       const json body = parseJson(response->body).value_or(json());
       VolumeInfo v;
@@ -661,11 +668,11 @@ Result<void> runOperations(TaskContext& task, RedfishClient& client,
         }
         if (op.method == "POST") {
           return fail(failure.code, "Redfish driver failed to create virtual disk for node " +
-                                        task.uuid() + ". Reason: " + failure.message + ".");
+                                        task.uuid() + ". Reason: " + sentence(failure.message));
         }
         return fail(failure.code, "Redfish driver failed to delete virtual disk " + op.target +
-                                      " for node " + task.uuid() + ". Reason: " + failure.message +
-                                      ".");
+                                      " for node " + task.uuid() +
+                                      ". Reason: " + sentence(failure.message));
       }
     }
     if (tasks.empty()) return {};
