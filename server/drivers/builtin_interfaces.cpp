@@ -72,6 +72,13 @@ Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const Interf
   KILN_TRY_VOID(generic(InterfaceType::Firmware, "no-firmware", true));
   KILN_TRY_VOID(registry.add(makeFakeFirmware()));
   KILN_TRY_VOID(registry.add(std::make_unique<RedfishFirmware>(deps.http)));
+  // Ironic's vendor names Kiln serves with its generic implementations (the idrac hardware
+  // type's idrac-redfish interfaces).
+  for (const auto& def : builtinImplementations()) {
+    if (!def.aliasOf.empty()) {
+      KILN_TRY_VOID(registry.addAlias(def.type, std::string(def.name), def.aliasOf));
+    }
+  }
   return {};
 }
 

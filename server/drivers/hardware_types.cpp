@@ -83,11 +83,17 @@ constexpr PropertyDef kFakeVendorProperties[] = {
     {"B2", "B2 description. Required.", true},
 };
 
+// Aliases (the idrac hardware type): Ironic's iDRAC implementations are Dell-specific
+// subclasses of the Redfish ones; Kiln has no iDRAC-specific code, so each name is the generic
+// implementation under another name (see docs/compatibility.md, "Redfish RAID and iDRAC").
 constexpr ImplementationDef kImplementations[] = {
     {IT::Bios, "fake", {}},
+    {IT::Bios, "idrac-redfish", kRedfishProperties, false, "redfish"},
     {IT::Bios, "no-bios", {}, true},
     {IT::Bios, "redfish", kRedfishProperties},
     {IT::Boot, "fake", {}},
+    {IT::Boot, "idrac-redfish-virtual-media", kVirtualMediaProperties, false,
+     "redfish-virtual-media"},
     {IT::Boot, "ipxe", kNetbootProperties},
     {IT::Boot, "pxe", kNetbootProperties},
     {IT::Boot, "redfish-virtual-media", kVirtualMediaProperties},
@@ -100,24 +106,34 @@ constexpr ImplementationDef kImplementations[] = {
     {IT::Firmware, "redfish", kRedfishProperties},
     {IT::Inspect, "agent", {}},
     {IT::Inspect, "fake", {}},
+    // Ironic's idrac-redfish inspection is out-of-band; Kiln has no Redfish inspection yet, so
+    // the name inspects in-band, with the agent.
+    {IT::Inspect, "idrac-redfish", {}, false, "agent"},
     {IT::Inspect, "no-inspect", {}, true},
     {IT::Management, "fake", {}},
+    {IT::Management, "idrac-redfish", kRedfishProperties, false, "redfish"},
     {IT::Management, "ipmitool", kIpmiProperties},
     {IT::Management, "noop", {}},
     {IT::Management, "redfish", kRedfishProperties},
     {IT::Network, "flat", {}},
     {IT::Network, "noop", {}},
     {IT::Power, "fake", {}},
+    {IT::Power, "idrac-redfish", kRedfishProperties, false, "redfish"},
     {IT::Power, "ipmitool", kIpmiProperties},
     {IT::Power, "redfish", kRedfishProperties},
     {IT::Raid, "agent", {}},
     {IT::Raid, "fake", {}},
+    {IT::Raid, "idrac-redfish", kRedfishProperties, false, "redfish"},
     {IT::Raid, "no-raid", {}, true},
+    {IT::Raid, "redfish", kRedfishProperties},
     {IT::Rescue, "fake", {}},
     {IT::Rescue, "no-rescue", {}, true},
     {IT::Storage, "fake", {}},
     {IT::Storage, "noop", {}},
     {IT::Vendor, "fake", kFakeVendorProperties},
+    // Kiln has no redfish vendor interface (Ironic's eject_vmedia and event subscriptions): the
+    // name behaves as no-vendor.
+    {IT::Vendor, "idrac-redfish", {}, true, "no-vendor"},
     {IT::Vendor, "no-vendor", {}, true},
 };
 
@@ -154,7 +170,22 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
     redfish.supported[static_cast<size_t>(IT::Boot)] = {"ipxe", "pxe", "redfish-virtual-media"};
     // Ironic's order: the redfish firmware interface first (Metal3 names it on every node).
     redfish.supported[static_cast<size_t>(IT::Firmware)] = {"redfish", "no-firmware"};
+    // Ironic lists redfish, no-raid, agent (so its default is redfish, which its default
+    // enabled_raid_interfaces enable); no-raid first here, so that new nodes keep no-raid unless
+    // they ask for RAID (Metal3 always names its raid_interface).
+    redfish.supported[static_cast<size_t>(IT::Raid)] = {"no-raid", "redfish", "agent"};
     v.push_back(redfish);
+    // Ironic's idrac hardware type: Dell's names for the Redfish implementations (aliases, see
+    // kImplementations), with the same choices as the redfish type. Not enabled by default, as
+    // in Ironic ([DEFAULT] enabled_hardware_types = ipmi, redfish).
+    HardwareTypeDef idrac = generic("idrac", {"idrac-redfish", "redfish"}, {"idrac-redfish"});
+    idrac.supported[static_cast<size_t>(IT::Bios)] = {"no-bios", "idrac-redfish", "redfish"};
+    idrac.supported[static_cast<size_t>(IT::Boot)].push_back("idrac-redfish-virtual-media");
+    idrac.supported[static_cast<size_t>(IT::Firmware)] = {"redfish", "no-firmware"};
+    idrac.supported[static_cast<size_t>(IT::Inspect)].push_back("idrac-redfish");
+    idrac.supported[static_cast<size_t>(IT::Raid)] = {"no-raid", "idrac-redfish", "agent"};
+    idrac.supported[static_cast<size_t>(IT::Vendor)] = {"no-vendor", "idrac-redfish"};
+    v.push_back(idrac);
     // Power is switched by hand: Ironic's manual-management uses the fake power interface.
     v.push_back(generic("manual-management", {"fake"}, {"noop"}));
     HardwareTypeDef fake{"fake-hardware", {}};

@@ -30,6 +30,10 @@ struct ImplementationDef {
   std::span<const PropertyDef> properties;
   /// A no-op implementation ("no-raid"): validation reports the interface as unsupported.
   bool noop = false;
+  /// Another name for the implementation of the same type called `aliasOf` (Ironic's vendor
+  /// names that Kiln serves with its generic code, e.g. the idrac hardware type's
+  /// "idrac-redfish" power interface is the "redfish" one); "" for an implementation of its own.
+  std::string_view aliasOf = {};
 };
 
 /// A hardware type: supported implementation names per interface, in priority order.

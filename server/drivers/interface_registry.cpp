@@ -21,7 +21,7 @@ Result<void> InterfaceRegistry::add(std::unique_ptr<HardwareInterface> impl) {
     return internalError("interface implementation " + key.second + " does not implement the " +
                          std::string(interfaceInfo(key.first).name) + " interface");
   }
-  if (impls_.count(key)) {
+  if (impls_.count(key) || aliases_.count(key)) {
     return fail(ErrorCode::AlreadyExists,
                 "interface implementation registered twice: " +
                     std::string(interfaceInfo(key.first).name) + " " + key.second);
@@ -30,9 +30,29 @@ Result<void> InterfaceRegistry::add(std::unique_ptr<HardwareInterface> impl) {
   return {};
 }
 
+Result<void> InterfaceRegistry::addAlias(InterfaceType type, std::string alias,
+                                         std::string_view target) {
+  HardwareInterface* impl = find(type, target);
+  if (!impl) {
+    return internalError("interface alias " + alias + " names no " +
+                         std::string(interfaceInfo(type).name) + " interface " +
+                         std::string(target));
+  }
+  auto key = std::make_pair(type, std::move(alias));
+  if (impls_.count(key) || aliases_.count(key)) {
+    return fail(ErrorCode::AlreadyExists,
+                "interface implementation registered twice: " +
+                    std::string(interfaceInfo(type).name) + " " + key.second);
+  }
+  aliases_.emplace(std::move(key), impl);
+  return {};
+}
+
 HardwareInterface* InterfaceRegistry::find(InterfaceType type, std::string_view name) const {
-  auto it = impls_.find(std::make_pair(type, std::string(name)));
-  return it == impls_.end() ? nullptr : it->second.get();
+  auto key = std::make_pair(type, std::string(name));
+  if (auto it = impls_.find(key); it != impls_.end()) return it->second.get();
+  auto alias = aliases_.find(key);
+  return alias == aliases_.end() ? nullptr : alias->second;
 }
 
 Result<NodeDriver> InterfaceRegistry::resolve(const Record& node) const {

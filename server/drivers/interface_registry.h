@@ -22,7 +22,12 @@ class InterfaceRegistry {
   /// Adds an implementation. AlreadyExists (naming both) for a duplicate (type, name).
   Result<void> add(std::unique_ptr<HardwareInterface> impl);
 
-  /// The implementation, or nullptr.
+  /// Makes `alias` another name of the implementation `target` of the same type (already
+  /// added): find(type, alias) returns that object, whose name() stays the target's.
+  /// AlreadyExists for a name in use; Internal when `target` is unknown.
+  Result<void> addAlias(InterfaceType type, std::string alias, std::string_view target);
+
+  /// The implementation (also under an alias), or nullptr.
   HardwareInterface* find(InterfaceType type, std::string_view name) const;
 
   /// Resolves a node's *_interface fields. InvalidArgument naming the first unknown one.
@@ -33,6 +38,7 @@ class InterfaceRegistry {
 
  private:
   std::map<std::pair<InterfaceType, std::string>, std::unique_ptr<HardwareInterface>, std::less<>> impls_;
+  std::map<std::pair<InterfaceType, std::string>, HardwareInterface*, std::less<>> aliases_;
 };
 
 /// What the built-in implementations need from the outside world.
@@ -42,7 +48,7 @@ struct InterfaceDeps {
 };
 
 /// Registers every built-in implementation (fake, no-op, ipmitool, redfish, pxe/ipxe, direct,
-/// agent).
+/// agent) and the aliases hardware_types.cpp declares (ImplementationDef::aliasOf).
 Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const InterfaceDeps& deps);
 
 }  // namespace kiln::server

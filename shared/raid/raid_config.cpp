@@ -77,7 +77,9 @@ Result<RaidConfig> parseRaidConfig(const Json& config) {
         }
         ld.raidLevel = v.get<std::string>();
       } else if (k == "size_gb") {
-        if (v.is_string() && v.get<std::string>() == "MAX") {
+        if (v.is_null() || (v.is_string() && v.get<std::string>() == "MAX")) {
+          // null: Metal3 (BMO) leaves the size out to mean the whole disks; Ironic's schema
+          // refuses it, Kiln takes it as "MAX".
           ld.sizeGb.reset();
         } else if (v.is_number_integer() && v.get<int64_t>() > 0) {
           ld.sizeGb = v.get<int64_t>();

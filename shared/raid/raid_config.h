@@ -26,7 +26,7 @@ struct PhysicalDiskHints {
 
 struct LogicalDisk {
   std::string raidLevel;             ///< "0", "1", "5", "6", "1+0", ...
-  std::optional<int64_t> sizeGb;     ///< nullopt = "MAX"
+  std::optional<int64_t> sizeGb;     ///< nullopt = "MAX" (size_gb "MAX", or null)
   bool isRootVolume = false;
   std::optional<std::string> volumeName;
   std::vector<PhysicalDiskHints> physicalDisks;
@@ -38,7 +38,8 @@ struct RaidConfig {
 };
 
 /// Validates a target RAID configuration against Ironic's schema, plus "at most one root
-/// volume" and valid device hints in `physical_disks` (kiln::parseDeviceHints).
+/// volume" and valid device hints in `physical_disks` (kiln::parseDeviceHints). Unlike Ironic,
+/// size_gb may be null, meaning "MAX" (what Metal3 means by leaving the size out).
 /// InvalidArgument "RAID config validation error: ..." otherwise.
 Result<RaidConfig> parseRaidConfig(const Json& config);
 

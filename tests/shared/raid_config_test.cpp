@@ -19,6 +19,17 @@ TEST_CASE("parseRaidConfig accepts Ironic's target RAID configurations", "[share
   CHECK(r->logicalDisks[1].physicalDisks.size() == 2);
 }
 
+TEST_CASE("parseRaidConfig takes a null size_gb as MAX", "[shared][raid]") {
+  // Metal3 sends size_gb null for a volume without a size; Ironic's schema would refuse it.
+  auto r = parseRaidConfig(J::parse(R"({"logical_disks": [
+      {"size_gb": null, "raid_level": "1", "controller": "RAID.Integrated.1-1"},
+      {"size_gb": 20, "raid_level": "0"}]})"));
+  REQUIRE(r);
+  REQUIRE(r->logicalDisks.size() == 2);
+  CHECK_FALSE(r->logicalDisks[0].sizeGb.has_value());
+  CHECK(r->logicalDisks[1].sizeGb == std::optional<int64_t>(20));
+}
+
 TEST_CASE("parseRaidConfig rejects what the schema forbids", "[shared][raid]") {
   const char* bad[] = {
       R"({})",

@@ -150,6 +150,31 @@ struct FirmwareTask {
   std::string state = "New";  ///< New, Pending, Running, Completed or Exception
 };
 
+/// A volume change (the RAID interface) that a Task carries out.
+struct VolumeTask {
+  std::string id;  ///< "raid-<n>"
+  std::string systemId;
+  std::string storageId;
+  bool create = true;    ///< else a delete
+  RedfishVolume volume;  ///< what is created, or (its id) deleted
+  bool onReset = false;  ///< @Redfish.OperationApplyTime OnReset: waits for a reset
+  size_t resetsAtStart = 0;
+  int pollsLeft = 0;
+  std::string state = "New";
+};
+
+/// Data drives of a RAID type over `n` drives; 0 when `n` does not suit the type.
+int64_t dataDrives(const std::string& raidType, int64_t n) {
+  if (raidType == "RAID0") return n >= 1 ? n : 0;
+  if (raidType == "RAID1") return n == 2 ? 1 : 0;
+  if (raidType == "RAID5") return n >= 3 ? n - 1 : 0;
+  if (raidType == "RAID6") return n >= 4 ? n - 2 : 0;
+  if (raidType == "RAID10") return n >= 4 && n % 2 == 0 ? n / 2 : 0;
+  if (raidType == "RAID50") return n >= 6 && n % 2 == 0 ? n - 2 : 0;
+  if (raidType == "RAID60") return n >= 8 && n % 2 == 0 ? n - 4 : 0;
+  return 0;
+}
+
 /// A reset that leaves the system on applies what is pending for its BIOS.
 void applyPendingBios(RedfishSystemState& s) {
   if (s.biosResetPending) s.biosAttributes = s.defaultBiosAttributes;
@@ -181,6 +206,8 @@ struct RedfishTestServer::State {
   std::vector<RedfishFirmwareImage> firmwareImages;
   int firmwareTaskPolls = 1;
   std::vector<FirmwareTask> firmwareTasks;
+  std::vector<VolumeTask> volumeTasks;
+  int nextVolume = 1;
 
   SystemEntry* find(std::string_view id) {
     for (auto& e : systems) {
@@ -250,6 +277,7 @@ struct RedfishTestServer::State {
     }
     if (s.bios) system["Bios"] = {{"@odata.id", s.path() + "/Bios"}};
     if (!s.biosVersion.empty()) system["BiosVersion"] = s.biosVersion;
+    if (!s.storage.empty()) system["Storage"] = {{"@odata.id", s.path() + "/Storage"}};
     return system;
   }
 
@@ -427,6 +455,322 @@ struct RedfishTestServer::State {
       if (path == std::string(kTasks) + std::to_string(t.id)) {
         if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
         return jsonReply(200, renderTask(t));
+      }
+    }
+    return std::nullopt;
+  }
+
+  // ---- RAID: Storage, Drives, Volumes and their tasks ----
+
+  static std::string storagePath(const RedfishSystemState& s, const RedfishStorage& st) {
+    return s.path() + "/Storage/" + st.id;
+  }
+
+  static json renderVolume(const std::string& storage, const RedfishVolume& v) {
+    json drives = json::array();
+    for (const auto& d : v.drives) drives.push_back({{"@odata.id", storage + "/Drives/" + d}});
+    json volume = {{"@odata.id", storage + "/Volumes/" + v.id},
+                   {"@odata.type", "#Volume.v1_6_0.Volume"},
+                   {"Id", v.id},
+                   {"Name", v.name},
+                   {"CapacityBytes", v.capacityBytes},
+                   {"Links", {{"Drives", drives}}}};
+    if (!v.raidType.empty()) volume["RAIDType"] = v.raidType;
+    return volume;
+  }
+
+  static json renderVolumeTask(const VolumeTask& t) {
+    json messages = json::array();
+    if (t.state == "Exception") {
+      messages.push_back({{"MessageId", "Base.1.8.GeneralError"},
+                          {"Message", "The RAID controller could not apply the configuration."},
+                          {"Severity", "Critical"}});
+    } else if (t.state == "Completed") {
+      messages.push_back({{"MessageId", "Base.1.8.Success"},
+                          {"Message", "Successfully Completed Request"},
+                          {"Severity", "OK"}});
+    }
+    return {{"@odata.id", std::string(kTasks) + t.id},
+            {"@odata.type", "#Task.v1_4_3.Task"},
+            {"Id", t.id},
+            {"Name", t.create ? "Create volume" : "Delete volume"},
+            {"TaskState", t.state},
+            {"TaskStatus", t.state == "Exception" ? "Critical" : "OK"},
+            {"Messages", messages}};
+  }
+
+  /// The apply time a request names, checked against the collection's; nullopt when fine.
+  static std::optional<Reply> checkApplyTime(const RedfishStorage& st, const json& body,
+                                             bool& onReset) {
+    onReset = false;
+    if (!body.is_object() || !body.contains("@Redfish.OperationApplyTime")) return std::nullopt;
+    const json& t = body["@Redfish.OperationApplyTime"];
+    if (!t.is_string() || !contains(st.applyTimes, t.get<std::string>())) {
+      return redfishError(400, "PropertyValueNotInList",
+                          "The value " + t.dump() +
+                              " for the property @Redfish.OperationApplyTime is not in the list "
+                              "of acceptable values.");
+    }
+    onReset = t == "OnReset";
+    return std::nullopt;
+  }
+
+  /// Starts a task for a volume change (202 with its monitor).
+  Reply startVolumeTask(const RedfishSystemState& s, const RedfishStorage& st, bool create,
+                        RedfishVolume volume, bool onReset) {
+    VolumeTask t;
+    t.id = "raid-" + std::to_string(volumeTasks.size() + 1);
+    t.systemId = s.id;
+    t.storageId = st.id;
+    t.create = create;
+    t.volume = std::move(volume);
+    t.onReset = onReset;
+    t.resetsAtStart = s.resets.size();
+    t.pollsLeft = st.taskPolls;
+    volumeTasks.push_back(t);
+    Reply reply = jsonReply(202, renderVolumeTask(t));
+    reply.headers = {{"Location", std::string(kTaskMonitors) + t.id}};
+    return reply;
+  }
+
+  Reply createVolume(RedfishSystemState& s, RedfishStorage& st, const RecordedRequest& request) {
+    const json body = json::parse(request.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return redfishError(400, "MalformedJSON", "The request body submitted was malformed JSON.");
+    }
+    const std::string storage = storagePath(s, st);
+    const auto type = body.find("RAIDType");
+    if (type == body.end() || !type->is_string() ||
+        !contains(st.supportedRaidTypes, type->get<std::string>())) {
+      return redfishError(400, "PropertyValueNotInList",
+                          "The value " + (type == body.end() ? std::string("null") : type->dump()) +
+                              " for the property RAIDType is not in the list of acceptable "
+                              "values.");
+    }
+    RedfishVolume v;
+    v.raidType = type->get<std::string>();
+    const json links = body.value("Links", json::object());
+    const json drives = links.is_object() ? links.value("Drives", json::array()) : json();
+    if (!drives.is_array() || drives.empty()) {
+      return redfishError(400, "PropertyMissing",
+                          "The property Links/Drives is a required property and must be included "
+                          "in the request.");
+    }
+    // Free space per drive: its capacity less each volume's share.
+    auto usedOn = [&](const std::string& driveId) {
+      int64_t used = 0;
+      for (const auto& other : st.volumes) {
+        if (!contains(other.drives, driveId)) continue;
+        const int64_t data = dataDrives(other.raidType, static_cast<int64_t>(other.drives.size()));
+        used += data > 0 ? other.capacityBytes / data : other.capacityBytes;
+      }
+      return used;
+    };
+    int64_t minFree = -1;
+    for (const auto& link : drives) {
+      const std::string path =
+          link.is_object() && link.contains("@odata.id") && link["@odata.id"].is_string()
+              ? link["@odata.id"].get<std::string>()
+              : "";
+      const RedfishDrive* drive = nullptr;
+      for (const auto& d : st.drives) {
+        if (path == storage + "/Drives/" + d.id) drive = &d;
+      }
+      if (!drive || contains(v.drives, drive->id)) {
+        return redfishError(400, "PropertyValueIncorrect",
+                            "The value " + link.dump() +
+                                " for the property Links/Drives is not a drive of this "
+                                "controller.");
+      }
+      v.drives.push_back(drive->id);
+      const int64_t free = drive->capacityBytes - usedOn(drive->id);
+      minFree = minFree < 0 ? free : std::min(minFree, free);
+    }
+    const int64_t data = dataDrives(v.raidType, static_cast<int64_t>(v.drives.size()));
+    if (data == 0) {
+      return redfishError(400, "PropertyValueIncorrect",
+                          "The number of drives (" + std::to_string(v.drives.size()) +
+                              ") does not suit " + v.raidType + ".");
+    }
+    const int64_t max = std::max<int64_t>(0, minFree) * data;
+    if (auto capacity = body.find("CapacityBytes"); capacity != body.end()) {
+      if (!capacity->is_number_integer() || capacity->get<int64_t>() <= 0 ||
+          capacity->get<int64_t>() > max) {
+        return redfishError(400, "PropertyValueIncorrect",
+                            "The value " + capacity->dump() +
+                                " for the property CapacityBytes is more than the drives hold (" +
+                                std::to_string(max) + ").");
+      }
+      v.capacityBytes = capacity->get<int64_t>();
+    } else {
+      if (max <= 0) {
+        return redfishError(400, "PropertyValueIncorrect", "The drives have no space left.");
+      }
+      v.capacityBytes = max;
+    }
+    if (auto name = body.find("Name"); name != body.end() && name->is_string()) {
+      v.name = name->get<std::string>();
+    }
+    bool onReset = false;
+    if (auto error = checkApplyTime(st, body, onReset)) return *error;
+    v.id = "Volume" + std::to_string(nextVolume++);
+    if (v.name.empty()) v.name = v.id;
+    if (st.taskPolls >= 0) return startVolumeTask(s, st, true, std::move(v), onReset);
+    st.volumes.push_back(v);
+    Reply reply = jsonReply(201, renderVolume(storage, v));
+    reply.headers = {{"Location", storage + "/Volumes/" + v.id}};
+    return reply;
+  }
+
+  Reply deleteVolume(RedfishSystemState& s, RedfishStorage& st, size_t index,
+                     const RecordedRequest& request) {
+    if (!st.volumes[index].deletable) {
+      Reply reply = redfishError(405, "ActionNotSupported", "The volume cannot be deleted.");
+      reply.headers = {{"Allow", "GET"}};
+      return reply;
+    }
+    json body = json::object();
+    if (!request.body.empty()) {
+      body = json::parse(request.body, nullptr, false);
+      if (body.is_discarded() || !body.is_object()) {
+        return redfishError(400, "MalformedJSON", "The request body submitted was malformed JSON.");
+      }
+    }
+    bool onReset = false;
+    if (auto error = checkApplyTime(st, body, onReset)) return *error;
+    if (st.taskPolls >= 0) return startVolumeTask(s, st, false, st.volumes[index], onReset);
+    st.volumes.erase(st.volumes.begin() + static_cast<std::ptrdiff_t>(index));
+    return Reply{204, "", {}};
+  }
+
+  /// <system>/Storage and everything under it; nullopt when `path` is none of them.
+  std::optional<Reply> routeStorage(RedfishSystemState& s, const RecordedRequest& request,
+                                    const std::string& path) {
+    const std::string collection = s.path() + "/Storage";
+    if (s.storage.empty() || path.rfind(collection, 0) != 0) return std::nullopt;
+    const std::string& method = request.method;
+    auto getOnly = [&](json body) -> Reply {
+      if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      return jsonReply(200, std::move(body));
+    };
+    if (path == collection) {
+      json members = json::array();
+      for (const auto& st : s.storage) members.push_back({{"@odata.id", storagePath(s, st)}});
+      return getOnly({{"@odata.id", collection},
+                      {"@odata.type", "#StorageCollection.StorageCollection"},
+                      {"Members@odata.count", members.size()},
+                      {"Members", members}});
+    }
+    for (auto& st : s.storage) {
+      const std::string storage = storagePath(s, st);
+      if (path == storage) {
+        json drives = json::array();
+        for (const auto& d : st.drives) {
+          drives.push_back({{"@odata.id", storage + "/Drives/" + d.id}});
+        }
+        json body = {
+            {"@odata.id", storage},
+            {"@odata.type", "#Storage.v1_8_0.Storage"},
+            {"Id", st.id},
+            {"Name", "Controller " + st.id},
+            {"Drives", drives},
+            {"StorageControllers", json::array({{{"@odata.id", storage + "#/StorageControllers/0"},
+                                                 {"MemberId", "0"},
+                                                 {"SupportedRAIDTypes", st.supportedRaidTypes}}})}};
+        if (st.hasVolumes) body["Volumes"] = {{"@odata.id", storage + "/Volumes"}};
+        return getOnly(std::move(body));
+      }
+      for (const auto& d : st.drives) {
+        if (path != storage + "/Drives/" + d.id) continue;
+        json drive = {{"@odata.id", path},
+                      {"@odata.type", "#Drive.v1_9_0.Drive"},
+                      {"Id", d.id},
+                      {"CapacityBytes", d.capacityBytes},
+                      {"MediaType", d.mediaType},
+                      {"Protocol", d.protocol}};
+        if (!d.name.empty()) drive["Name"] = d.name;
+        return getOnly(std::move(drive));
+      }
+      if (!st.hasVolumes) continue;
+      const std::string volumes = storage + "/Volumes";
+      if (path == volumes) {
+        if (method == "POST") return createVolume(s, st, request);
+        json members = json::array();
+        for (const auto& v : st.volumes) members.push_back({{"@odata.id", volumes + "/" + v.id}});
+        json body = {{"@odata.id", volumes},
+                     {"@odata.type", "#VolumeCollection.VolumeCollection"},
+                     {"Members@odata.count", members.size()},
+                     {"Members", members}};
+        if (!st.applyTimes.empty()) {
+          body["@Redfish.OperationApplyTimeSupport"] = {
+              {"@odata.type", "#Settings.v1_3_3.OperationApplyTimeSupport"},
+              {"SupportedValues", st.applyTimes}};
+        }
+        return getOnly(std::move(body));
+      }
+      for (size_t i = 0; i < st.volumes.size(); ++i) {
+        if (path != volumes + "/" + st.volumes[i].id) continue;
+        if (method == "DELETE") return deleteVolume(s, st, i, request);
+        if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+        Reply reply = jsonReply(200, renderVolume(storage, st.volumes[i]));
+        reply.headers = {{"Allow", st.volumes[i].deletable ? "GET, DELETE" : "GET"}};
+        return reply;
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// One look at a volume task through its monitor moves it on.
+  void advance(VolumeTask& t) {
+    if (t.state == "Completed" || t.state == "Exception") return;
+    SystemEntry* e = find(t.systemId);
+    RedfishStorage* st = nullptr;
+    if (e) {
+      for (auto& candidate : e->state.storage) {
+        if (candidate.id == t.storageId) st = &candidate;
+      }
+    }
+    if (!st) {
+      t.state = "Exception";
+      return;
+    }
+    if (t.onReset && e->state.resets.size() <= t.resetsAtStart) {
+      t.state = "Pending";  // applied at the next reset
+      return;
+    }
+    if (t.pollsLeft > 0) {
+      --t.pollsLeft;
+      t.state = "Running";
+      return;
+    }
+    if (st->taskFails) {
+      t.state = "Exception";
+      return;
+    }
+    t.state = "Completed";
+    if (t.create) {
+      st->volumes.push_back(t.volume);
+      return;
+    }
+    std::erase_if(st->volumes, [&](const RedfishVolume& v) { return v.id == t.volume.id; });
+  }
+
+  /// The monitors and Tasks of volume changes; nullopt when `path` is none of them.
+  std::optional<Reply> routeVolumeTasks(const RecordedRequest& request, const std::string& path) {
+    for (auto& t : volumeTasks) {
+      if (path == std::string(kTaskMonitors) + t.id) {
+        if (request.method != "GET") {
+          return redfishError(405, "ActionNotSupported", "Method not allowed.");
+        }
+        advance(t);
+        const bool ended = t.state == "Completed" || t.state == "Exception";
+        return jsonReply(ended ? 200 : 202, renderVolumeTask(t));
+      }
+      if (path == std::string(kTasks) + t.id) {
+        if (request.method != "GET") {
+          return redfishError(405, "ActionNotSupported", "Method not allowed.");
+        }
+        return jsonReply(200, renderVolumeTask(t));
       }
     }
     return std::nullopt;
@@ -790,6 +1134,7 @@ struct RedfishTestServer::State {
                              {"Members", members}});
     }
     if (auto reply = routeFirmware(request, path)) return *reply;
+    if (auto reply = routeVolumeTasks(request, path)) return *reply;
     if (path.rfind(std::string(kSessions) + "/", 0) == 0 && method == "DELETE") {
       for (auto it = sessions.begin(); it != sessions.end(); ++it) {
         if (it->second == path) {
@@ -822,6 +1167,7 @@ struct RedfishTestServer::State {
         if (auto reply = routeManager(e, request, path)) return *reply;
       }
       if (auto reply = routeNetworkAdapters(e.state, request, path)) return *reply;
+      if (auto reply = routeStorage(e.state, request, path)) return *reply;
       if (e.state.bios && path == e.state.path() + "/Bios") {
         if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
         return jsonReply(200, renderBios(e.state));

@@ -5,8 +5,9 @@
 // PATCH of Boot and IndicatorLED), its SecureBoot resource and optional chassis (GET, PATCH),
 // the ComputerSystem.Reset action (Nmi included), an optional Bios resource (attributes, a
 // settings object, Bios.ResetBios), firmware versions (BiosVersion, the Manager's
-// FirmwareVersion, NetworkAdapters) with an UpdateService whose SimpleUpdate runs a Task, and
-// SessionService sessions, with optional
+// FirmwareVersion, NetworkAdapters) with an UpdateService whose SimpleUpdate runs a Task,
+// Storage (RAID controllers with Drives and a Volumes collection: GET, POST and DELETE, at once
+// or through a Task), and SessionService sessions, with optional
 // credential enforcement (basic and/or session), a power change that takes effect only after a
 // configurable number of polls, error injection and a record of every request received.
 //
@@ -45,6 +46,53 @@ struct RedfishFirmwareImage {
   std::string uri;
   std::string component;
   std::string version;
+};
+
+/// A physical drive of a Storage (<system>/Storage/<storage id>/Drives/<id>).
+struct RedfishDrive {
+  std::string id;
+  std::string name;  ///< Name; "" = not reported
+  int64_t capacityBytes = 0;
+  std::string mediaType = "HDD";  ///< "HDD" or "SSD"
+  std::string protocol = "SAS";   ///< "SAS", "SATA", "NVMe", ...
+};
+
+/// A volume (a logical disk) of a Storage (<system>/Storage/<storage id>/Volumes/<id>).
+struct RedfishVolume {
+  std::string id;
+  std::string name;
+  std::string raidType;  ///< "RAID1", ...; "" = not reported (a non-RAID volume)
+  int64_t capacityBytes = 0;
+  std::vector<std::string> drives;  ///< ids of the storage's drives it uses
+  /// false: the volume's GET answers "Allow: GET" and a DELETE is 405 (else "GET, DELETE").
+  bool deletable = true;
+};
+
+/// A RAID controller of a system (<system>/Storage/<id>) with its drives and a Volumes
+/// collection. POST to the collection creates a volume: RAIDType (one of supportedRaidTypes),
+/// Links.Drives (the storage's drives, as many as the type needs: RAID0 1+, RAID1 2, RAID5 3+,
+/// RAID6 4+, RAID10 4+ even, RAID50 6+ even, RAID60 8+ even), CapacityBytes (at most what the
+/// drives have left times the data drives; left out = all of it), Name, and
+/// @Redfish.OperationApplyTime (one of applyTimes). DELETE of a volume removes it.
+struct RedfishStorage {
+  std::string id = "RAID.Integrated.1-1";
+  std::vector<RedfishDrive> drives;
+  std::vector<RedfishVolume> volumes;
+  /// StorageControllers[0].SupportedRAIDTypes; empty = a controller without RAID.
+  std::vector<std::string> supportedRaidTypes = {"RAID0",  "RAID1",  "RAID5", "RAID6",
+                                                 "RAID10", "RAID50", "RAID60"};
+  bool hasVolumes = true;  ///< whether the storage links its Volumes collection
+  /// The Volumes collection's @Redfish.OperationApplyTimeSupport.SupportedValues; empty = not
+  /// advertised (a request naming an apply time is then refused).
+  std::vector<std::string> applyTimes;
+  /// -1: POST and DELETE act at once (201, 204). n >= 0: they answer 202 with a Task and a
+  /// Location task monitor (/redfish/v1/TaskService/TaskMonitors/raid-<k>, the Task at
+  /// /redfish/v1/TaskService/Tasks/raid-<k>) that answers 202 for n GETs, then 200 with the
+  /// ended Task, the change made. A request with apply time OnReset stays Pending until the
+  /// system was reset after it.
+  int taskPolls = -1;
+  /// Whether those tasks end in Exception, changing nothing.
+  bool taskFails = false;
 };
 
 /// One ComputerSystem of the test BMC.
@@ -105,6 +153,9 @@ struct RedfishSystemState {
   std::string managerFirmwareVersion;
   std::string managerModel;
   std::vector<RedfishNetworkAdapter> networkAdapters;
+  /// RAID (the redfish raid interface): the Storage collection (<system>/Storage); empty = the
+  /// system links none.
+  std::vector<RedfishStorage> storage;
 
   /// "/redfish/v1/Systems/<id>".
   std::string path() const { return "/redfish/v1/Systems/" + id; }

@@ -5,6 +5,7 @@
 
 #include "server/drivers/firmware_update.h"
 #include "server/drivers/redfish/redfish_common.h"
+#include "server/drivers/redfish/redfish_task.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
@@ -148,76 +149,6 @@ Result<void> reboot(TaskContext& task, std::string_view why) {
   return {};
 }
 
-/// What one look at a task monitor found.
-struct TaskPoll {
-  enum class Kind { Running, Ended, Gone, Unreachable } kind = Kind::Running;
-  std::string state;   ///< TaskState when the BMC said ("" otherwise)
-  std::string status;  ///< TaskStatus ("" when absent)
-  std::vector<std::string> messages;
-  std::string detail;  ///< why the BMC was unreachable
-};
-
-/// Ironic's in-progress task states (sushy's NEW, STARTING, RUNNING, PENDING).
-bool inProgress(std::string_view state) {
-  return state == "New" || state == "Starting" || state == "Running" || state == "Pending";
-}
-
-/// Reads a Task body into `poll`; false when the body is no Task.
-bool readTask(const json& body, TaskPoll& poll) {
-  const auto state = stringAt(body, "TaskState");
-  if (!state) return false;
-  poll.state = *state;
-  poll.status = stringAt(body, "TaskStatus").value_or("");
-  if (auto it = body.find("Messages"); it != body.end() && it->is_array()) {
-    for (const auto& m : *it) {
-      // As Ironic: the Message, else (empty or "unknown") the MessageId.
-      std::string text = stringAt(m, "Message").value_or("");
-      std::string lower = text;
-      std::transform(lower.begin(), lower.end(), lower.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (text.empty() || lower == "unknown" || lower == "unknown error") {
-        text = stringAt(m, "MessageId").value_or("");
-      }
-      if (!text.empty()) poll.messages.push_back(std::move(text));
-    }
-  }
-  return true;
-}
-
-TaskPoll pollTask(Bmc& bmc, const std::string& monitor, const std::string& taskPath) {
-  TaskPoll poll;
-  auto response = bmc.client().exchange("GET", monitor);
-  if (!response) {
-    poll.kind = TaskPoll::Kind::Unreachable;
-    poll.detail = response.error().message;
-    return poll;
-  }
-  if (response->status == 404 || response->status == 410) {
-    poll.kind = TaskPoll::Kind::Gone;
-    return poll;
-  }
-  if (response->status < 200 || response->status >= 300) {
-    poll.kind = TaskPoll::Kind::Unreachable;
-    poll.detail = bmc.client().errorFor("GET", monitor, *response).message;
-    return poll;
-  }
-  const json body = parseJson(response->body).value_or(json());
-  const bool isTask = readTask(body, poll);
-  if (response->status == 202) {
-    // Still running, whatever the body says.
-    poll.kind = TaskPoll::Kind::Running;
-    if (!isTask) poll.state = "Running";
-    return poll;
-  }
-  if (!isTask && !taskPath.empty() && taskPath != monitor) {
-    // The monitor answers with the operation's result once the task ended; the Task says how.
-    if (auto task = bmc.client().get(taskPath)) readTask(*task, poll);
-  }
-  if (poll.state.empty()) poll.state = "Completed";
-  poll.kind = inProgress(poll.state) ? TaskPoll::Kind::Running : TaskPoll::Kind::Ended;
-  return poll;
-}
-
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : std::string(sep)) + i;
@@ -295,8 +226,8 @@ class ComponentUpdate {
     const std::string managerPath = firstLink(bmc_.system, "ManagedBy");
     const auto before =
         setting_.type == FirmwareComponentType::Bmc ? bmcVersion(bmc_, managerPath) : std::nullopt;
-    const std::string monitor = KILN_TRY(submit());
-    if (!monitor.empty()) KILN_TRY_VOID(watch(monitor));
+    const RedfishTaskRef task = KILN_TRY(submit());
+    if (!task.monitor.empty()) KILN_TRY_VOID(watch(task));
     switch (setting_.type) {
       case FirmwareComponentType::Bios:
         if (!rebooted_) KILN_TRY_VOID(reboot(task_, "BIOS firmware staged"));
@@ -318,8 +249,8 @@ class ComponentUpdate {
   }
 
  private:
-  /// POSTs SimpleUpdate; the task monitor to watch ("" when the BMC finished at once).
-  Result<std::string> submit() {
+  /// POSTs SimpleUpdate; the task to watch (no monitor when the BMC finished at once).
+  Result<RedfishTaskRef> submit() {
     json body = {{"ImageURI", setting_.url}};
     std::string protocol = schemeOf(setting_.url);
     std::transform(protocol.begin(), protocol.end(), protocol.begin(),
@@ -336,18 +267,12 @@ class ComponentUpdate {
     if (response.status < 200 || response.status >= 300) {
       return std::unexpected(bmc_.client().errorFor("POST", target_.action, response));
     }
-    const json answer = parseJson(response.body).value_or(json());
-    TaskPoll probe;
-    if (readTask(answer, probe)) {
-      if (auto id = nonEmptyAt(answer, "@odata.id")) taskPath_ = redfishLinkPath(*id);
+    RedfishTaskRef task = redfishTaskOf(response);
+    if (task.monitor.empty()) {
+      task_.log.info("the BMC reported no task for the firmware update; taken as done",
+                     {{"node", task_.uuid()}, {"component", setting_.component}});
     }
-    if (auto location = response.header("location"); location && !location->empty()) {
-      return redfishLinkPath(*location);
-    }
-    if (!taskPath_.empty()) return taskPath_;
-    task_.log.info("the BMC reported no task for the firmware update; taken as done",
-                   {{"node", task_.uuid()}, {"component", setting_.component}});
-    return std::string();
+    return task;
   }
 
   std::unexpected<Error> failed(const std::vector<std::string>& messages) const {
@@ -369,36 +294,21 @@ class ComponentUpdate {
   }
 
   /// Polls the task monitor until the task ends.
-  Result<void> watch(const std::string& monitor) {
+  Result<void> watch(const RedfishTaskRef& task) {
     std::optional<std::chrono::steady_clock::time_point> startingSince;
-    for (;;) {
-      KILN_TRY_VOID(checkTimeout());
-      const TaskPoll poll = pollTask(bmc_, monitor, taskPath_);
-      switch (poll.kind) {
-        case TaskPoll::Kind::Unreachable:
-          task_.log.warning("cannot read the firmware update task; trying again",
-                            {{"node", task_.uuid()}, {"error", poll.detail}});
-          break;
-        case TaskPoll::Kind::Gone:
-          task_.log.warning("firmware update task purged by the BMC; assuming it succeeded",
-                            {{"node", task_.uuid()}, {"firmware", maskUrlsInText(setting_.url)}});
-          return {};
-        case TaskPoll::Kind::Ended:
-          if (poll.state == "Completed" &&
-              (poll.status.empty() || poll.status == "OK" || poll.status == "Warning")) {
-            task_.log.info("firmware update task completed",
-                           {{"node", task_.uuid()}, {"messages", join(poll.messages, ", ")}});
-            return {};
-          }
-          return failed(poll.messages.empty()
-                            ? std::vector<std::string>{poll.state + " " + poll.status}
-                            : poll.messages);
-        case TaskPoll::Kind::Running:
-          KILN_TRY_VOID(whileRunning(poll.state, startingSince));
-          break;
-      }
-      clock_.sleepFor(timing_.statusInterval);
-    }
+    RedfishTaskWatch how;
+    how.clock = &clock_;
+    how.interval = timing_.statusInterval;
+    how.what = "firmware update";
+    how.node = task_.uuid();
+    how.beforePoll = [this] { return checkTimeout(); };
+    how.whileRunning = [&](const RedfishTaskPoll& poll) {
+      return whileRunning(poll.state, startingSince);
+    };
+    const RedfishTaskPoll poll = KILN_TRY(watchRedfishTask(bmc_.client(), task, how, task_.log));
+    if (redfishTaskSucceeded(poll)) return {};
+    return failed(poll.messages.empty() ? std::vector<std::string>{poll.state + " " + poll.status}
+                                        : poll.messages);
   }
 
   /// Ironic's reboots while the task runs: BIOS firmware applies at boot, and some NICs only
@@ -455,7 +365,6 @@ class ComponentUpdate {
   const FirmwareUpdateSetting& setting_;
   const Clock& clock_;
   std::chrono::steady_clock::time_point start_;
-  std::string taskPath_;  ///< the Task SimpleUpdate answered with, if any
   bool rebooted_ = false;
 };
 

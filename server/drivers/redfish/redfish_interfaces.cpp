@@ -3,6 +3,7 @@
 #include "server/drivers/redfish/redfish_bios.h"
 #include "server/drivers/redfish/redfish_management.h"
 #include "server/drivers/redfish/redfish_power.h"
+#include "server/drivers/redfish/redfish_raid.h"
 
 namespace kiln::server {
 
@@ -10,7 +11,8 @@ std::vector<std::unique_ptr<HardwareInterface>> makeRedfishInterfaces(HttpClient
   std::vector<std::unique_ptr<HardwareInterface>> out;
   out.push_back(std::make_unique<RedfishPower>(http));
   out.push_back(std::make_unique<RedfishManagement>(http));
-  out.push_back(std::make_unique<RedfishBios>(std::move(http)));
+  out.push_back(std::make_unique<RedfishBios>(http));
+  out.push_back(std::make_unique<RedfishRaid>(std::move(http)));
   return out;
 }
 

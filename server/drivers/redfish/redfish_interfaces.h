@@ -1,6 +1,7 @@
 // File: server/drivers/redfish/redfish_interfaces.h
 //
-// The redfish hardware type's own implementations: "redfish" power, management and bios.
+// The redfish hardware type's own implementations: "redfish" power, management, bios and raid
+// (the idrac hardware type uses them too, under its own names: hardware_types.cpp).
 #pragma once
 
 #include <memory>
@@ -11,8 +12,8 @@
 
 namespace kiln::server {
 
-/// RedfishPower, RedfishManagement and RedfishBios sharing `http` (the outbound client; never
-/// null).
+/// RedfishPower, RedfishManagement, RedfishBios and RedfishRaid sharing `http` (the outbound
+/// client; never null).
 std::vector<std::unique_ptr<HardwareInterface>> makeRedfishInterfaces(HttpClientPtr http);
 
 }  // namespace kiln::server

@@ -258,10 +258,10 @@ TEST_CASE("RedfishPower validates driver_info without contacting the BMC",
   CHECK(f.bmc.requests().empty());
 }
 
-TEST_CASE("makeRedfishInterfaces makes the redfish power, management and bios interfaces",
+TEST_CASE("makeRedfishInterfaces makes the redfish power, management, bios and raid interfaces",
           "[server][drivers][redfish]") {
   auto impls = makeRedfishInterfaces(makeHttpClient());
-  REQUIRE(impls.size() == 3);
+  REQUIRE(impls.size() == 4);
   CHECK(impls[0]->type() == InterfaceType::Power);
   CHECK(impls[0]->name() == "redfish");
   CHECK(impls[1]->type() == InterfaceType::Management);
@@ -269,6 +269,8 @@ TEST_CASE("makeRedfishInterfaces makes the redfish power, management and bios in
   CHECK(impls[2]->type() == InterfaceType::Bios);
   CHECK(impls[2]->name() == "redfish");
   CHECK(dynamic_cast<BiosInterface*>(impls[2].get()));
+  CHECK(impls[3]->type() == InterfaceType::Raid);
+  CHECK(impls[3]->name() == "redfish");
   auto* power = dynamic_cast<PowerInterface*>(impls[0].get());
   REQUIRE(power);
   CHECK(power->supportedPowerStates() == std::vector<std::string>{"power on", "power off",
