@@ -5,6 +5,7 @@
 
 #include "server/api/handler_support.h"
 #include "server/api/node_view.h"
+#include "server/drivers/raid_validation.h"
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
 #include "server/model/node_history.h"
@@ -638,6 +639,8 @@ Result<ApiResponse> NodeHandlers::setRaidConfig(RequestContext& ctx) {
       return notFound("Driver " + node.str(kNodeDriver) +
                       " does not support raid (disabled or not implemented).");
     }
+    // What the node's RAID implementation cannot build is refused now, not when the step runs.
+    if (!body.empty()) KILN_TRY_VOID(validateRaidConfigFor(raid, body));
     node.setText(kNodeTargetRaidConfig, dumpJson(body));
     node.setText(kNodeUpdatedAt, timestamp(deps_));
     KILN_TRY_VOID(tx.nodes().update(node));

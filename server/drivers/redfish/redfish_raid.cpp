@@ -816,6 +816,8 @@ RedfishRaid::RedfishRaid(HttpClientPtr http, RedfishRaidTiming timing)
        .deployPriority = 0,
        .argsinfo = {},
        .handler = [this](TaskContext& task, const json&) { return deleteConfiguration(task); }});
+  // Ironic's redfish RAID create and delete are also service steps (1.87).
+  for (auto& step : steps_) step.service = true;
   steps_.push_back(
       {.interface = "raid",
        .name = "apply_configuration",
