@@ -177,6 +177,14 @@ void ApiService::buildRoutes() {
         bind(m, &ManagementHandlers::getIndicator));
     add("PUT", "/v1/nodes/{node}/management/indicators/{indicator}",
         bind(m, &ManagementHandlers::setIndicator), 1, "baremetal:node:set_indicator_state");
+    // Virtual media: 404 below each version, as Ironic's node _lookup.
+    router_.add({"POST", "/v1/nodes/{node}/vmedia", bind(m, &ManagementHandlers::attachVirtualMedia),
+                 ver::k89AttachDetachVmedia, 404, "", false, "baremetal:node:vmedia:attach"});
+    router_.add({"DELETE", "/v1/nodes/{node}/vmedia",
+                 bind(m, &ManagementHandlers::detachVirtualMedia), ver::k89AttachDetachVmedia, 404,
+                 "", false, "baremetal:node:vmedia:detach"});
+    router_.add({"GET", "/v1/nodes/{node}/vmedia", bind(m, &ManagementHandlers::listVirtualMedia),
+                 ver::k93GetVmedia, 404, "", false, ""});
   }
   add("GET", "/v1/nodes/{node}/cleaning/steps", bind(n, &NodeHandlers::cleaningSteps), ver::k15ManualClean);
   // Node traits (1.37). Below 1.37 Ironic's node controller answers these paths itself: a GET

@@ -5,6 +5,7 @@
 
 #include "server/api/handler_support.h"
 #include "server/model/provision_state.h"
+#include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 #include "server/model/versions.h"
 
@@ -188,6 +189,92 @@ Result<ApiResponse> ManagementHandlers::setIndicator(RequestContext& ctx) {
   KILN_TRY_VOID(
       deps_.conductor.setIndicatorState(node.uuid(), component, name, state.value_or("None")));
   return emptyResponse(204);
+}
+
+}  // namespace kiln::server
+
+// ---- virtual media (1.89, 1.93) -------------------------------------------------------------
+
+namespace kiln::server {
+namespace {
+
+bool isDeviceType(std::string_view t) { return t == "cdrom" || t == "disk" || t == "floppy"; }
+
+}  // namespace
+
+Result<ApiResponse> ManagementHandlers::attachVirtualMedia(RequestContext& ctx) {
+  const json body = KILN_TRY(bodyWith(ctx, {"device_type", "image_url", "image_download_source"}));
+  for (const char* key : {"device_type", "image_url"}) {
+    if (!body.contains(key)) {
+      return invalid("Schema error for vmedia: '" + std::string(key) + "' is a required property");
+    }
+    if (!body[key].is_string()) {
+      return invalid("Schema error for vmedia: " + std::string(key) + ": " + pyRepr(body[key]) +
+                     " is not of type 'string'");
+    }
+  }
+  const std::string type = body["device_type"].get<std::string>();
+  if (!isDeviceType(type)) {
+    return invalid("Schema error for vmedia: device_type: '" + type +
+                   "' is not one of ['cdrom', 'floppy', 'disk']");
+  }
+  const std::string url = body["image_url"].get<std::string>();
+  bool schemeOk = false;
+  for (const char* scheme : {"http://", "https://", "nfs://", "cifs://", "smb://"}) {
+    schemeOk = schemeOk || url.rfind(scheme, 0) == 0;
+  }
+  if (!schemeOk) return invalid("Unsupported or missing URL scheme in image_url: " + maskUrl(url));
+  std::string source = "local";
+  if (body.contains("image_download_source")) {
+    if (!body["image_download_source"].is_string()) {
+      return invalid("Schema error for vmedia: image_download_source: " +
+                     pyRepr(body["image_download_source"]) + " is not of type 'string'");
+    }
+    source = body["image_download_source"].get<std::string>();
+    if (source != "http" && source != "local" && source != "swift") {
+      return invalid("Schema error for vmedia: image_download_source: '" + source +
+                     "' is not one of ['http', 'local', 'swift']");
+    }
+  }
+  if (source == "swift") {
+    return invalid("image_download_source 'swift' is not supported: Kiln has no object store "
+                   "(use 'local' or 'http')");
+  }
+  if (source == "local" && url.rfind("http", 0) != 0) {
+    return invalid("image_download_source 'local' needs an http:// or https:// image_url");
+  }
+  Record node = KILN_TRY(lookUp(deps_, ctx));
+  KILN_TRY_VOID(deps_.conductor.attachVirtualMedia(node.uuid(), type, url, source, ctx.user));
+  return emptyResponse(204);
+}
+
+Result<ApiResponse> ManagementHandlers::detachVirtualMedia(RequestContext& ctx) {
+  std::vector<std::string> types;
+  if (auto param = ctx.request.param("device_types")) {
+    for (auto& t : splitCommaList(*param)) {
+      if (!isDeviceType(t)) {
+        return invalid("Invalid device type " + t + ": expected cdrom, disk or floppy");
+      }
+      types.push_back(std::move(t));
+    }
+  }
+  Record node = KILN_TRY(lookUp(deps_, ctx));
+  KILN_TRY_VOID(deps_.conductor.detachVirtualMedia(node.uuid(), types, ctx.user));
+  return emptyResponse(204);
+}
+
+Result<ApiResponse> ManagementHandlers::listVirtualMedia(RequestContext& ctx) {
+  Record node = KILN_TRY(lookUp(deps_, ctx));
+  const auto media = KILN_TRY(deps_.conductor.getVirtualMedia(node.uuid()));
+  json out = json::array();
+  for (const auto& m : media) {
+    json entry = json::object();
+    entry["media_types"] = m.mediaTypes;
+    entry["inserted"] = m.inserted;
+    entry["image"] = m.image.empty() ? json() : json(maskUrl(m.image));
+    out.push_back(std::move(entry));
+  }
+  return jsonResponse(200, dumpJson(out));
 }
 
 }  // namespace kiln::server

@@ -28,6 +28,11 @@ class ManagementHandlers {
   Result<ApiResponse> listIndicators(RequestContext& ctx);
   Result<ApiResponse> getIndicator(RequestContext& ctx);
   Result<ApiResponse> setIndicator(RequestContext& ctx);
+  // Virtual media: POST and DELETE /v1/nodes/{node}/vmedia (1.89, 204, asynchronous),
+  // GET (1.93, a bare list of the BMC's devices).
+  Result<ApiResponse> attachVirtualMedia(RequestContext& ctx);
+  Result<ApiResponse> detachVirtualMedia(RequestContext& ctx);
+  Result<ApiResponse> listVirtualMedia(RequestContext& ctx);
 
  private:
   ApiDeps& deps_;

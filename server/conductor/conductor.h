@@ -108,6 +108,18 @@ class Conductor {
   Result<void> setIndicatorState(const std::string& nodeUuid, const std::string& component,
                                  const std::string& indicator, const std::string& state);
 
+  /// Virtual media (1.89, 1.93; conductor_vmedia.cpp). Attach and detach run in a worker
+  /// under the node's lock (Conflict when locked; InvalidArgument when the management interface
+  /// has no virtual media or does not validate; a failure goes to last_error and the node's
+  /// history); the list is read at once.
+  Result<void> attachVirtualMedia(const std::string& nodeUuid, const std::string& deviceType,
+                                  const std::string& url, const std::string& downloadSource,
+                                  const std::string& user);
+  Result<void> detachVirtualMedia(const std::string& nodeUuid,
+                                  const std::vector<std::string>& deviceTypes,
+                                  const std::string& user);
+  Result<std::vector<ManagementInterface::VirtualMedia>> getVirtualMedia(const std::string& nodeUuid);
+
   /// Resumes a node parked in "clean wait" or "wait call-back". `stepFinished`: the current
   /// asynchronous step completed (the next one runs); false re-runs the current one.
   Result<void> resume(const std::string& nodeUuid, bool stepFinished);
@@ -185,6 +197,11 @@ class Conductor {
   /// Fails a node parked in a wait or hold state by request (abort), in a worker: `message`
   /// becomes last_error (with "aborted" in it, as clients look for).
   void failParked(const std::string& uuid, const std::string& message, const std::string& user);
+  /// Takes the node's lock for a management action that then runs `body` in a worker; a
+  /// failure is recorded as last_error "<failure>: <error>" with a history event.
+  Result<void> startManagementAction(const std::string& uuid, const std::string& user,
+                                     std::string failure,
+                                     std::function<Result<void>(TaskContext&)> body);
   /// The rescue and unrescue flows (conductor_rescue.cpp).
   Result<Next> doRescuing(TaskContext& task);
   Result<Next> doUnrescuing(TaskContext& task);

@@ -196,6 +196,31 @@ class ManagementInterface : public HardwareInterface {
     return unsupported(task, "set_indicator_state");
   }
 
+  /// Whether attach/detach/getVirtualMedia are implemented (else they are unsupported()).
+  virtual bool hasVirtualMedia() const { return false; }
+  /// A virtual media device of the BMC (API 1.93).
+  struct VirtualMedia {
+    std::vector<std::string> mediaTypes;  ///< as the BMC names them: "CD", "DVD", "USBStick"...
+    bool inserted = false;
+    std::string image;  ///< the URL the BMC reads, "" when none
+  };
+  /// Inserts the image at `url` into a device of `deviceType` ("cdrom", "disk" or "floppy",
+  /// API 1.89). `downloadSource` "local": kiln-server downloads the image and serves it
+  /// itself; "http": the BMC reads `url` directly.
+  virtual Result<void> attachVirtualMedia(TaskContext& task, std::string_view deviceType,
+                                          const std::string& url,
+                                          std::string_view downloadSource) {
+    return unsupported(task, "attach_virtual_media");
+  }
+  /// Ejects the media of the given device types (every type when empty).
+  virtual Result<void> detachVirtualMedia(TaskContext& task,
+                                          const std::vector<std::string>& deviceTypes) {
+    return unsupported(task, "detach_virtual_media");
+  }
+  virtual Result<std::vector<VirtualMedia>> getVirtualMedia(TaskContext& task) {
+    return unsupported(task, "get_virtual_media");
+  }
+
   /// Ironic's UnsupportedDriverExtension for the node's driver: InvalidArgument "Driver
   /// <driver> does not support <extension> (disabled or not implemented)."
   static std::unexpected<Error> unsupported(const TaskContext& task, std::string_view extension);

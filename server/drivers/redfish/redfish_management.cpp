@@ -1,8 +1,15 @@
 #include "server/drivers/redfish/redfish_management.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "server/drivers/redfish/redfish_common.h"
+#include "server/drivers/redfish/redfish_virtual_media.h"
+#include "server/drivers/vmedia/vmedia_boot.h"
+#include "shared/core/secrets.h"
 
 namespace kiln::server {
 namespace {
@@ -365,6 +372,124 @@ Result<void> RedfishManagement::setIndicatorState(TaskContext& task, std::string
   }
   if (!*done) return unknownIndicator(task, component, indicator);
   return {};
+}
+
+}  // namespace kiln::server
+
+// ---- virtual media (API 1.89, 1.93) ---------------------------------------------------------
+
+namespace kiln::server {
+namespace {
+
+/// The Redfish MediaTypes entry Ironic looks for per API device type.
+std::string_view redfishMediaType(std::string_view deviceType) {
+  if (deviceType == "cdrom") return "CD";
+  if (deviceType == "disk") return "USBStick";
+  return "Floppy";
+}
+
+/// driver_internal_info key of the images kiln-server serves for attached media.
+constexpr const char* kAttachedKey = "vmedia_attached";
+
+/// Downloads `url` into a new file of [deploy] http_root that GET /v1/vmedia/{name} serves;
+/// returns the file's name.
+Result<std::string> downloadForBmc(HttpClient& http, TaskContext& task, const std::string& url) {
+  namespace fs = std::filesystem;
+  const Config& config = *task.config;
+  std::error_code ec;
+  fs::create_directories(config.httpRoot, ec);
+  if (ec) return internalError("Cannot create [deploy] http_root " + config.httpRoot + ": " + ec.message());
+  const std::string name = vmedia::newBootIsoName(task.uuid());
+  const fs::path path = fs::path(config.httpRoot) / name;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return internalError("Cannot write " + path.string());
+  HttpRequest request;
+  request.url = url;
+  request.idleTimeout = std::chrono::seconds(60);
+  auto response = http.stream(request, [&](std::string_view chunk) -> Result<void> {
+    out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    if (!out) return internalError("Cannot write " + path.string());
+    return {};
+  });
+  out.close();
+  if (!response || response->status != 200) {
+    fs::remove(path, ec);
+    return invalid("Could not download the image " + maskUrl(url) + ": " +
+                   (response ? "HTTP status " + std::to_string(response->status)
+                             : response.error().message));
+  }
+  ::chmod(path.c_str(), 0644);
+  return name;
+}
+
+void removeServedImage(TaskContext& task, const std::string& deviceType) {
+  auto attached = task.internalInfo.find(kAttachedKey);
+  if (attached == task.internalInfo.end() || !attached->is_object()) return;
+  if (auto it = attached->find(deviceType); it != attached->end() && it->is_string() &&
+                                            vmedia::isBootIsoName(it->get<std::string>()) &&
+                                            task.config) {
+    std::error_code ec;
+    std::filesystem::remove(std::filesystem::path(task.config->httpRoot) / it->get<std::string>(), ec);
+  }
+  attached->erase(deviceType);
+  if (attached->empty()) task.internalInfo.erase(kAttachedKey);
+}
+
+}  // namespace
+
+Result<void> RedfishManagement::attachVirtualMedia(TaskContext& task, std::string_view deviceType,
+                                                   const std::string& url,
+                                                   std::string_view downloadSource) {
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+  const VirtualMediaSlot slot = KILN_TRY(findVirtualMediaSlot(bmc, system, redfishMediaType(deviceType)));
+  std::string imageUrl = url;
+  if (downloadSource == "local") {
+    const std::string name = KILN_TRY(downloadForBmc(*http_, task, url));
+    imageUrl = vmedia::bootIsoUrl(*task.config, name);
+    if (imageUrl.empty()) {
+      return invalid("Cannot serve virtual media: set [deploy] external_http_url or [api] "
+                     "public_endpoint so that the BMC can reach kiln-server");
+    }
+    removeServedImage(task, std::string(deviceType));
+    task.internalInfo[kAttachedKey][std::string(deviceType)] = name;
+  }
+  return insertVirtualMedia(bmc, slot, imageUrl);
+}
+
+Result<void> RedfishManagement::detachVirtualMedia(TaskContext& task,
+                                                   const std::vector<std::string>& deviceTypes) {
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+  const std::vector<std::string> all{"cdrom", "disk", "floppy"};
+  for (const auto& type : deviceTypes.empty() ? all : deviceTypes) {
+    for (const auto& slot : KILN_TRY(listVirtualMediaSlots(bmc, system))) {
+      if (slotTakesMedia(slot.resource, redfishMediaType(type))) KILN_TRY_VOID(ejectVirtualMedia(bmc, slot));
+    }
+    removeServedImage(task, type);
+  }
+  return {};
+}
+
+Result<std::vector<ManagementInterface::VirtualMedia>> RedfishManagement::getVirtualMedia(
+    TaskContext& task) {
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+  std::vector<VirtualMedia> out;
+  for (const auto& slot : KILN_TRY(listVirtualMediaSlots(bmc, system))) {
+    VirtualMedia media;
+    if (auto types = slot.resource.find("MediaTypes"); types != slot.resource.end() && types->is_array()) {
+      for (const auto& t : *types) {
+        if (t.is_string()) media.mediaTypes.push_back(t.get<std::string>());
+      }
+    }
+    media.inserted = virtualMediaInserted(slot.resource);
+    if (auto image = slot.resource.find("Image"); image != slot.resource.end() && image->is_string()) {
+      media.image = image->get<std::string>();
+    }
+    out.push_back(std::move(media));
+  }
+  return out;
 }
 
 }  // namespace kiln::server

@@ -55,6 +55,15 @@ class RedfishManagement final : public ManagementInterface {
                                         std::string_view indicator) override;
   Result<void> setIndicatorState(TaskContext& task, std::string_view component,
                                  std::string_view indicator, std::string_view state) override;
+  /// VirtualMedia InsertMedia on the first slot taking the device type (cdrom: CD/DVD, disk:
+  /// USBStick, floppy: Floppy). "local": the image is first downloaded into [deploy] http_root
+  /// and the BMC reads it from kiln-server (GET /v1/vmedia/{name}).
+  Result<void> attachVirtualMedia(TaskContext& task, std::string_view deviceType,
+                                  const std::string& url, std::string_view downloadSource) override;
+  Result<void> detachVirtualMedia(TaskContext& task,
+                                  const std::vector<std::string>& deviceTypes) override;
+  Result<std::vector<VirtualMedia>> getVirtualMedia(TaskContext& task) override;
+  bool hasVirtualMedia() const override { return true; }
 
  private:
   HttpClientPtr http_;

@@ -39,8 +39,8 @@ std::string actionTarget(const json& slot, const char* name) {
 
 }  // namespace
 
-Result<VirtualMediaSlot> findVirtualMediaSlot(RedfishTarget& target, const json& system,
-                                              std::string_view mediaType) {
+Result<std::vector<VirtualMediaSlot>> listVirtualMediaSlots(RedfishTarget& target,
+                                                            const json& system) {
   std::vector<std::string> managers;
   if (auto links = system.find("Links"); links != system.end() && links->is_object()) {
     if (auto by = links->find("ManagedBy"); by != links->end() && by->is_array()) {
@@ -49,6 +49,7 @@ Result<VirtualMediaSlot> findVirtualMediaSlot(RedfishTarget& target, const json&
       }
     }
   }
+  std::vector<VirtualMediaSlot> out;
   for (const std::string& managerPath : managers) {
     const json manager = KILN_TRY(target.client->get(managerPath));
     const std::string collectionPath = linkOf(manager.value("VirtualMedia", json::object()));
@@ -57,13 +58,27 @@ Result<VirtualMediaSlot> findVirtualMediaSlot(RedfishTarget& target, const json&
     for (const auto& member : collection.value("Members", json::array())) {
       const std::string path = linkOf(member);
       if (path.empty()) continue;
-      json slot = KILN_TRY(target.client->get(path));
-      if (takesMedia(slot, mediaType)) return VirtualMediaSlot{path, std::move(slot)};
+      out.push_back({path, KILN_TRY(target.client->get(path))});
     }
   }
+  return out;
+}
+
+bool slotTakesMedia(const json& slot, std::string_view mediaType) {
+  return takesMedia(slot, mediaType);
+}
+
+Result<VirtualMediaSlot> findVirtualMediaSlot(RedfishTarget& target, const json& system,
+                                              std::string_view mediaType) {
+  auto slots = KILN_TRY(listVirtualMediaSlots(target, system));
+  for (auto& slot : slots) {
+    if (takesMedia(slot.resource, mediaType)) return std::move(slot);
+  }
+  const bool managed = system.contains("Links") && system["Links"].is_object() &&
+                       system["Links"].contains("ManagedBy");
   return invalid("The BMC of System " + target.systemPath + " has no virtual media slot for " +
                  std::string(mediaType) +
-                 (managers.empty() ? " (the System names no manager in Links.ManagedBy)" : ""));
+                 (managed ? "" : " (the System names no manager in Links.ManagedBy)"));
 }
 
 bool virtualMediaInserted(const json& slot) {

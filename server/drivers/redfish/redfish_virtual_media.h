@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,13 @@ struct VirtualMediaSlot {
 /// manager, no VirtualMedia collection, no such slot); the BMC's errors otherwise.
 Result<VirtualMediaSlot> findVirtualMediaSlot(RedfishTarget& target, const nlohmann::json& system,
                                               std::string_view mediaType);
+
+/// Every VirtualMedia slot of the System's managers (Links.ManagedBy), in order.
+Result<std::vector<VirtualMediaSlot>> listVirtualMediaSlots(RedfishTarget& target,
+                                                            const nlohmann::json& system);
+
+/// Whether the slot takes `mediaType` ("CD" also takes "DVD"), case-insensitively.
+bool slotTakesMedia(const nlohmann::json& slot, std::string_view mediaType);
 
 /// Whether the slot holds a medium (Inserted, or an Image set).
 bool virtualMediaInserted(const nlohmann::json& slot);

@@ -118,7 +118,7 @@ class RedfishVirtualMediaBoot final : public BootInterface {
     std::error_code ec;
     fs::create_directories(config.httpRoot, ec);
     if (ec) return internalError("Cannot create [deploy] http_root " + config.httpRoot + ": " + ec.message());
-    const std::string name = std::string(kIsoPrefix) + task.uuid() + "-" + agent::generateToken() + std::string(kIsoSuffix);
+    const std::string name = newBootIsoName(task.uuid());
     const std::string path = (fs::path(config.httpRoot) / name).string();
     if (!given.empty()) {
       KILN_TRY_VOID(copyLocalFile(config, given, path));
@@ -172,6 +172,10 @@ bool isBootIsoName(std::string_view name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
   }
   return true;
+}
+
+std::string newBootIsoName(const std::string& nodeUuid) {
+  return std::string(kIsoPrefix) + nodeUuid + "-" + agent::generateToken() + std::string(kIsoSuffix);
 }
 
 std::string bootIsoUrl(const Config& config, const std::string& name) {

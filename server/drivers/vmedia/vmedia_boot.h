@@ -38,6 +38,10 @@ bool isBootIsoName(std::string_view name);
 /// external_http_url nor an API URL is configured.
 std::string bootIsoUrl(const Config& config, const std::string& name);
 
+/// A new name for an ISO of node `nodeUuid` in http_root that isBootIsoName accepts (the node's
+/// UUID and a random token, so that the URL cannot be guessed).
+std::string newBootIsoName(const std::string& nodeUuid);
+
 /// The redfish-virtual-media boot interface.
 std::vector<std::unique_ptr<HardwareInterface>> makeVirtualMediaInterfaces(HttpClientPtr http,
                                                                            CommandRunnerPtr commands);

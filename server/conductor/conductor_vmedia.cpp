@@ -1,0 +1,111 @@
+// Virtual media through the node's management interface (API 1.89 attach/detach, 1.93 list),
+// as Ironic's conductor: attach and detach hold the node's lock and run in a worker (the API
+// answers 204 at once); a failure is left in last_error and the node's history.
+#include "server/conductor/conductor.h"
+#include "server/model/node.h"
+
+namespace kiln::server {
+
+using Mode = Storage::Mode;
+
+Result<void> Conductor::startManagementAction(const std::string& uuid, const std::string& user,
+                                              std::string failure,
+                                              std::function<Result<void>(TaskContext&)> body) {
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
+    if (task.node.flag(kNodeMaintenance) && task.node.str(kNodeFault) == "power failure") {
+      return fail(ErrorCode::Unavailable,
+                  "Node " + uuid + " is in maintenance because of a power failure; try again "
+                  "when the BMC can be reached.");
+    }
+    auto driver = KILN_TRY(driverFor(task.node));
+    task.driver = &driver;
+    if (!driver.management->hasVirtualMedia()) {
+      return ManagementInterface::unsupported(task, failure.find("attach") != std::string::npos
+                                                        ? "attach_virtual_media"
+                                                        : "detach_virtual_media");
+    }
+    if (auto reason = driver.management->validate(task)) {
+      return invalid("Failed to validate management for node " + uuid + ": " + *reason);
+    }
+    task.node.setText(kNodeReservation, host());
+    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+  }
+  submit(uuid, [this, uuid, user, failure = std::move(failure), body = std::move(body)] {
+    TaskContext task;
+    {
+      auto tx = deps_.storage.begin(Mode::Read);
+      if (!tx) return failUnfinished(uuid, "Internal error: " + tx.error().message);
+      auto loaded = loadTask(**tx, uuid);
+      if (!loaded) {
+        tx->reset();
+        return failUnfinished(uuid, "Internal error: " + loaded.error().message);
+      }
+      task = std::move(*loaded);
+    }
+    task.user = user;
+    auto driver = driverFor(task.node);
+    Result<void> result = driver ? Result<void>() : Result<void>(std::unexpected(driver.error()));
+    if (driver) {
+      task.driver = &*driver;
+      result = body(task);
+    }
+    std::optional<HistoryEvent> event;
+    if (!result) {
+      task.node.setText(kNodeLastError, failure + ": " + result.error().message);
+      task.log.error("virtual media action failed", {{"error", result.error().message}});
+      event = HistoryEvent{task.node.str(kNodeLastError), std::string(history_event::kConductor),
+                           "ERROR", user, std::nullopt};
+    }
+    task.driver = nullptr;
+    task.node.setNull(kNodeReservation);
+    if (auto saved = saveInNewTransaction(task, {}, event ? &*event : nullptr); !saved) {
+      task.log.error("cannot record the virtual media action", {{"error", saved.error().message}});
+    }
+  });
+  return {};
+}
+
+Result<void> Conductor::attachVirtualMedia(const std::string& uuid, const std::string& deviceType,
+                                           const std::string& url,
+                                           const std::string& downloadSource,
+                                           const std::string& user) {
+  return startManagementAction(
+      uuid, user, "Could not attach device " + deviceType + " to node " + uuid,
+      [deviceType, url, downloadSource](TaskContext& task) {
+        return task.driver->management->attachVirtualMedia(task, deviceType, url, downloadSource);
+      });
+}
+
+Result<void> Conductor::detachVirtualMedia(const std::string& uuid,
+                                           const std::vector<std::string>& deviceTypes,
+                                           const std::string& user) {
+  return startManagementAction(uuid, user, "Could not detach virtual media from node " + uuid,
+                               [deviceTypes](TaskContext& task) {
+                                 return task.driver->management->detachVirtualMedia(task,
+                                                                                   deviceTypes);
+                               });
+}
+
+Result<std::vector<ManagementInterface::VirtualMedia>> Conductor::getVirtualMedia(
+    const std::string& uuid) {
+  TaskContext task;
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+    task = KILN_TRY(loadTask(*tx, uuid));
+  }
+  auto driver = KILN_TRY(driverFor(task.node));
+  task.driver = &driver;
+  if (!driver.management->hasVirtualMedia()) {
+    return ManagementInterface::unsupported(task, "get_virtual_media");
+  }
+  if (auto reason = driver.management->validate(task)) {
+    return invalid("Failed to validate management for node " + uuid + ": " + *reason);
+  }
+  return driver.management->getVirtualMedia(task);
+}
+
+}  // namespace kiln::server
