@@ -171,6 +171,7 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   KILN_TRY_VOID(getInt("conductor", "clean_callback_timeout", c.cleanCallbackTimeout, 0, 86400 * 7));
   KILN_TRY_VOID(getInt("conductor", "sync_power_state_interval", c.syncPowerStateInterval, 0, 86400));
   KILN_TRY_VOID(getBool("conductor", "force_power_state_during_sync", c.forcePowerStateDuringSync));
+  KILN_TRY_VOID(getBool("conductor", "enable_health_monitoring", c.enableHealthMonitoring));
   KILN_TRY_VOID(getInt("conductor", "power_state_sync_max_retries", c.powerStateSyncMaxRetries, 1, 100));
   KILN_TRY_VOID(getInt("conductor", "power_state_change_timeout", c.powerStateChangeTimeout, 1, 3600));
   KILN_TRY_VOID(getInt("conductor", "workers_pool_size", c.workersPoolSize, 1, 1024));

@@ -63,6 +63,7 @@ struct Config {
   int cleanCallbackTimeout = 1800;         ///< seconds a node may stay in "clean wait"
   int syncPowerStateInterval = 60;         ///< seconds between power-state syncs; 0 = never
   bool forcePowerStateDuringSync = true;   ///< make the hardware match the recorded state
+  bool enableHealthMonitoring = true;      ///< read the node's health in the power sync (1.109)
   int powerStateSyncMaxRetries = 3;        ///< failed syncs before maintenance ("power failure")
   int powerStateChangeTimeout = 60;        ///< seconds to wait for a BMC to reach a power state
   int workersPoolSize = 16;                ///< conductor worker threads

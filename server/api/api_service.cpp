@@ -467,7 +467,16 @@ ApiResponse ApiService::handle(const ApiRequest& request) {
 }
 
 ApiResponse ApiService::dispatch(const ApiRequest& request) {
-  const std::vector<std::string> segments = normalizePath(request.path);
+  std::vector<std::string> segments = normalizePath(request.path);
+  // Below 1.91 Ironic's JsonExtensionMiddleware strips a trailing ".json" (only when the
+  // request names a version; with no header nothing is stripped).
+  if (!segments.empty() && segments.back().size() > 5 && segments.back().ends_with(".json") &&
+      (request.header("openstack-api-version") ||
+       request.header("x-openstack-ironic-api-version"))) {
+    if (auto v = negotiateVersion(request); v && *v < ver::k91DotJson) {
+      segments.back().resize(segments.back().size() - 5);
+    }
+  }
   const bool isRoot = segments.empty();
   Router::Match match = router_.match(request.method, segments);
   const bool isPublic = (match.route && match.route->isPublic) || isPublicHeartbeatPath(request.path);

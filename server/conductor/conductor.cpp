@@ -520,7 +520,13 @@ void Conductor::powerAction(const std::string& uuid, const std::string& target, 
   if (driver) {
     task.driver = &*driver;
     const auto timeout = std::chrono::seconds(timeoutSeconds);
-    if (target == "rebooting" || target == "soft rebooting") {
+    if (task.node.flag(kNodeDisablePowerOff) &&
+        (target == state::kPowerOff || target == "soft power off")) {
+      // 1.95: such a node is never powered off (Ironic's node_power_action refuses too).
+      done = fail(ErrorCode::Conflict,
+                  "Failed to set node power state to " + target +
+                      ": the node has disable_power_off set; reboot it instead");
+    } else if (target == "rebooting" || target == "soft rebooting") {
       done = driver->power->reboot(task, target == "soft rebooting", timeout);
     } else {
       done = driver->power->setPowerState(task, target, timeout);
@@ -806,7 +812,8 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
   }
   const bool deploying =
       from == state::kDeploying || from == state::kDeployWait || from == state::kDeployHold;
-  if (deploying && deps_.config.powerOffAfterDeployFailure && task.driver && task.driver->power) {
+  if (deploying && deps_.config.powerOffAfterDeployFailure && task.driver && task.driver->power &&
+      !task.node.flag(kNodeDisablePowerOff)) {
     // As Ironic's set_failed_state: a failed machine does not stay up in the ramdisk. A power
     // failure here is logged; last_error keeps the deployment's cause.
     const auto timeout = std::chrono::seconds(deps_.config.powerStateChangeTimeout);
@@ -827,6 +834,8 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
           0, std::chrono::system_clock::to_time_t(deps_.clock.now()) - timegm(&tm));
     }
   }
+  // As Ironic, the history entry records the states the flow failed in.
+  const std::optional<std::string> failedTarget = task.node.optStr(kNodeTargetProvisionState);
   // Hold states have no "fail" transition: an abort leaves them for the failure state.
   transition(task, nextProvisionState(from, "fail") ? "fail" : "abort");
   task.node.setText(kNodeLastError, message);
@@ -839,7 +848,7 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
   task.internalInfo.erase(agent::kWaiting);
   const HistoryEvent event{message,
                            std::string(eventType.empty() ? historyEventType(from) : eventType),
-                           "ERROR", task.user, duration};
+                           "ERROR", task.user, duration, from, failedTarget};
   KILN_TRY_VOID(saveInNewTransaction(task, extra, &event));
   return Next::Stop;
 }
@@ -1299,6 +1308,15 @@ bool Conductor::syncPowerState(const Record& n) {
   auto observed = driver->power->getPowerState(task);
   // As Ironic's sync: once the power state is read, the boot mode and secure boot are cached.
   const FieldMask bootFields = observed ? cacheBootMode(task) : FieldMask();
+  // 1.109: the health the management interface reports, read with the power state.
+  std::optional<std::optional<std::string>> health;
+  if (observed && deps_.config.enableHealthMonitoring && driver->management) {
+    if (auto h = driver->management->getHealth(task)) {
+      health = *h;
+    } else {
+      task.log.warning("cannot read the node's health", {{"error", h.error().message}});
+    }
+  }
   auto tx = deps_.storage.begin(Mode::Write);
   if (!tx) return false;
   auto current = loadTask(**tx, n.uuid());
@@ -1329,11 +1347,27 @@ bool Conductor::syncPowerState(const Record& n) {
       if (bootFields.test(f)) current->node[f] = task.node[f];
     }
     extra |= bootFields;
+    if (health && current->node.optStr(kNodeHealth) != *health) {
+      const std::string before = current->node.optStr(kNodeHealth).value_or("None");
+      if (*health) {
+        current->node.setText(kNodeHealth, **health);
+      } else {
+        current->node.setNull(kNodeHealth);
+      }
+      extra.set(kNodeHealth);
+      const std::string after = health->value_or("None");
+      const bool bad = after == "Warning" || after == "Critical";
+      if (bad) current->log.warning("node health changed", {{"from", before}, {"to", after}});
+      journal = HistoryEvent{"Node health changed from " + before + " to " + after,
+                             std::string(history_event::kMonitoring), bad ? "WARNING" : "INFO",
+                             {}, std::nullopt};
+    }
     const auto recorded = current->node.optStr(kNodePowerState);
     if (!recorded) {
       current->node.setText(kNodePowerState, *observed);
     } else if (*recorded != *observed) {
-      if (deps_.config.forcePowerStateDuringSync) {
+      // 1.95: a node with disable_power_off is not forced back (it may be off by itself).
+      if (deps_.config.forcePowerStateDuringSync && !current->node.flag(kNodeDisablePowerOff)) {
         current->log.warning("power state differs from the recorded one; restoring it",
                              {{"recorded", *recorded}, {"observed", *observed}});
         current->driver = &*driver;
@@ -1345,7 +1379,7 @@ bool Conductor::syncPowerState(const Record& n) {
                              {{"recorded", *recorded}, {"observed", *observed}});
         current->node.setText(kNodePowerState, *observed);
       }
-    } else if (bootFields.none()) {
+    } else if (bootFields.none() && !extra.test(kNodeHealth)) {
       return true;
     }
   }

@@ -182,6 +182,11 @@ class ManagementInterface : public HardwareInterface {
   }
   /// Injects a non-maskable interrupt now.
   virtual Result<void> injectNmi(TaskContext& task) { return unsupported(task, "inject_nmi"); }
+  /// The node's health (1.109): "OK", "Warning" or "Critical"; nullopt when the BMC does not
+  /// report one (IPMI).
+  virtual Result<std::optional<std::string>> getHealth(TaskContext& task) {
+    return std::optional<std::string>();
+  }
   /// The node's indicators; only those of `component` unless it is empty.
   virtual Result<Indicators> supportedIndicators(TaskContext& task, std::string_view component) {
     return unsupported(task, "get_supported_indicators");

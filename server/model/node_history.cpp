@@ -52,7 +52,10 @@ Result<void> recordNodeHistory(Transaction& tx, const Config& config, const Cloc
   r.setText(kHistEvent, event.event);
   if (!event.user.empty()) r.setText(kHistUser, event.user.substr(0, 32));
   // 1.115: the node's states as they are when the event is recorded.
-  if (auto node = KILN_TRY(tx.nodes().findBy(kNodeId, Value::integer(nodeId)))) {
+  if (event.state) {
+    r.setText(kHistState, *event.state);
+    if (event.targetState) r.setText(kHistTargetProvisionState, *event.targetState);
+  } else if (auto node = KILN_TRY(tx.nodes().findBy(kNodeId, Value::integer(nodeId)))) {
     r[kHistState] = (*node)[kNodeProvisionState];
     r[kHistTargetProvisionState] = (*node)[kNodeTargetProvisionState];
   }

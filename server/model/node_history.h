@@ -66,6 +66,10 @@ struct HistoryEvent {
   std::string user;                ///< the requesting user, "" when unknown
   /// How long the failed flow ran (1.115), when the recorder knows.
   std::optional<int64_t> durationSeconds;
+  /// The node's provision state and target as the event happened (1.115); when unset, the
+  /// node's states when the event is recorded.
+  std::optional<std::string> state;
+  std::optional<std::string> targetState;
 };
 
 /// Journals `event` for the node with integer id `nodeId` in `tx`, as Ironic's

@@ -493,3 +493,19 @@ Result<std::vector<ManagementInterface::VirtualMedia>> RedfishManagement::getVir
 }
 
 }  // namespace kiln::server
+
+namespace kiln::server {
+
+Result<std::optional<std::string>> RedfishManagement::getHealth(TaskContext& task) {
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  const nlohmann::json system = KILN_TRY(bmc.client->get(bmc.systemPath));
+  auto status = system.find("Status");
+  if (status == system.end() || !status->is_object()) return std::optional<std::string>();
+  auto health = status->find("Health");
+  if (health == status->end() || !health->is_string()) return std::optional<std::string>();
+  const std::string value = health->get<std::string>();
+  if (value != "OK" && value != "Warning" && value != "Critical") return std::optional<std::string>();
+  return std::optional<std::string>(value);
+}
+
+}  // namespace kiln::server

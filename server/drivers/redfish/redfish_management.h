@@ -64,6 +64,8 @@ class RedfishManagement final : public ManagementInterface {
                                   const std::vector<std::string>& deviceTypes) override;
   Result<std::vector<VirtualMedia>> getVirtualMedia(TaskContext& task) override;
   bool hasVirtualMedia() const override { return true; }
+  /// System.Status.Health ("OK", "Warning", "Critical"); nullopt when absent.
+  Result<std::optional<std::string>> getHealth(TaskContext& task) override;
 
  private:
   HttpClientPtr http_;
