@@ -152,7 +152,7 @@ Result<Record> recordFromBody(const Schema& schema, const Json& body, int versio
     const auto& f = schema[idx];
     const Json& v = it.value();
     const bool empty = v.is_null() || (v.is_string() && v.get_ref<const std::string&>().empty());
-    if (f.since > version) {
+    if (f.since > version && !f.has(kWritableBeforeSince)) {
       if (empty) continue;
       return fail(ErrorCode::NotAcceptable,
                   "Request not acceptable. Field " + it.key() +
@@ -177,7 +177,7 @@ Result<Record> patchRecord(const Schema& schema, const Record& record, const Pat
       for (const auto& a : allowed) list += list.empty() ? a : ", " + a;
       return invalid("Cannot patch " + op.path + ". Only the following can be updated: " + list);
     }
-    if (schema[idx].since > version) {
+    if (schema[idx].since > version && !schema[idx].has(kWritableBeforeSince)) {
       return fail(ErrorCode::NotAcceptable,
                   "Request not acceptable. Field " + op.tokens.front() +
                       " requires API version 1." + std::to_string(schema[idx].since) +

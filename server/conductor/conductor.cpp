@@ -52,7 +52,7 @@ FieldMask ownedFields() {
                    kNodeLastError, kNodeReservation, kNodeCleanStep, kNodeDeployStep,
                    kNodePowerState, kNodeTargetPowerState, kNodeDriverInternalInfo,
                    kNodeRaidConfig, kNodeFault, kNodeInspectionStartedAt,
-                   kNodeInspectionFinishedAt, kNodeBootMode}) {
+                   kNodeInspectionFinishedAt, kNodeBootMode, kNodeServiceStep}) {
     m.set(f);
   }
   return m;

@@ -145,6 +145,7 @@ Result<FieldMask> selectFields(const Schema& schema, int minor,
       continue;
     }
     if (schema[idx].since > minor) {
+      if (schema[idx].has(kWritableBeforeSince)) continue;  // left out, as Ironic
       tooNew = true;
       tooNewNames += tooNewNames.empty() ? n : ", " + n;
       continue;

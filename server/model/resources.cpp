@@ -15,7 +15,7 @@ namespace {
 using FT = FieldType;
 constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable,
                    X = kComputed, L = kDefaultList, I = kInternal,
-                   NS = kNoSelect, E = kShownBeforeSince;
+                   NS = kNoSelect, E = kShownBeforeSince, W = kWritableBeforeSince;
 
 // Ports (docs/ironic-api.md §9). Order must match enum PortField in port.h.
 constexpr FieldSpec kPortFields[] = {
@@ -51,8 +51,8 @@ constexpr FieldSpec kPortgroupFields[] = {
     {"standalone_ports_supported", FT::Bool, ver::k23Portgroups, C | P | S},
     {"mode", FT::String, ver::k26PortgroupModeProperties, N | C | P | S | E, 255},
     {"properties", FT::Object, ver::k26PortgroupModeProperties, C | P | E},
-    {"physical_network", FT::String, ver::k102PortgroupPhysicalNetwork, N | C | P | S, 64},
-    {"category", FT::String, ver::k103PortgroupCategory, N | C | P | S, 80},
+    {"physical_network", FT::String, ver::k102PortgroupPhysicalNetwork, N | C | P | S | W, 64},
+    {"category", FT::String, ver::k103PortgroupCategory, N | C | P | S | W, 80},
     {"dynamic_portgroup", FT::Bool, ver::k111DynamicPortgroup, S},
     {"created_at", FT::Time, ver::k23Portgroups, N | S},
     {"updated_at", FT::Time, ver::k23Portgroups, N | S},
