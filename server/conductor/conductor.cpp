@@ -865,6 +865,7 @@ Result<Conductor::Next> Conductor::doVerify(TaskContext& task) {
   task.node.setText(kNodePowerState, *power);
   const FieldMask bootFields = cacheBootMode(task);  // as Ironic's verify
   cacheBiosSettings(task);  // as Ironic's do_node_verify
+  cacheFirmwareComponents(task, deps_.storage, deps_.clock);
   transition(task, "done");
   task.node.setNull(kNodeTargetProvisionState);
   task.node.setNull(kNodeReservation);
@@ -880,7 +881,10 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
     const bool replan = info.value("clean_replan", false);
     info.erase("clean_replan");
     const bool manual = info.contains("clean_steps_requested");
-    if (!replan) cacheBiosSettings(task);  // as Ironic's do_node_clean, before any step
+    if (!replan) {  // as Ironic's do_node_clean, before any step
+      cacheBiosSettings(task);
+      cacheFirmwareComponents(task, deps_.storage, deps_.clock);
+    }
     const Value& nodeSetting = task.node[kNodeAutomatedClean];
     const bool enabled = nodeSetting.isNull() ? deps_.config.automatedClean : nodeSetting.b;
     if (!manual && !enabled) {
@@ -1148,27 +1152,14 @@ Result<Conductor::Next> Conductor::doInspecting(TaskContext& task) {
   }
   if (*result == StepResult::Wait) {
     transition(task, "wait");
-  } else {
-    task.node.setText(kNodeInspectionFinishedAt, formatIsoTime(deps_.clock.now()));
-    transition(task, "done");
-    task.node.setNull(kNodeTargetProvisionState);
+    task.node.setNull(kNodeReservation);
+    FieldMask extra;
+    extra.set(kNodeProperties);
+    KILN_TRY_VOID(saveInNewTransaction(task, extra));
+    return Next::Stop;
   }
-  task.node.setNull(kNodeReservation);
-  FieldMask extra;
-  extra.set(kNodeProperties);
-  auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-  KILN_TRY_VOID(saveTask(*tx, task, extra));
-  if (task.inventory) {
-    // The inventory and Ironic's plugin data, for GET /v1/nodes/{id}/inventory (1.81).
-    std::vector<std::string> pxeMacs;
-    for (const auto& port : task.ports) {
-      if (port.flag(kPortPxeEnabled)) pxeMacs.push_back(port.str(kPortAddress));
-    }
-    NodeInventory data{*task.inventory, buildPluginData(*task.inventory, pxeMacs)};
-    KILN_TRY_VOID(storeNodeInventory(*tx, task.node.id(), data, formatIsoTime(deps_.clock.now())));
-  }
-  KILN_TRY_VOID(tx->commit());
-  return Next::Stop;
+  // The inventory, Ironic's plugin data and the inspection rules (conductor_inspection.cpp).
+  return finishInspection(task);
 }
 
 Result<Conductor::Next> Conductor::doAdopting(TaskContext& task) {

@@ -191,6 +191,10 @@ class Conductor {
   Result<Next> doDeleting(TaskContext& task);
   Result<Next> doInspecting(TaskContext& task);
   Result<Next> doAdopting(TaskContext& task);
+  /// The end of a successful inspection (conductor_inspection.cpp): the inspection rules (1.96)
+  /// run on the inventory and the node, then the inventory and plugin data are stored (1.81)
+  /// with the node's changes in one transaction; a failing rule fails the inspection.
+  Result<Next> finishInspection(TaskContext& task);
   /// Servicing (1.87, conductor_service.cpp): the requested steps on an active node.
   Result<Next> doServicing(TaskContext& task);
   Result<Next> finishServicing(TaskContext& task);
