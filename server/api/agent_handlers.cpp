@@ -2,6 +2,7 @@
 
 #include "server/api/handler_support.h"
 #include "server/api/port_handlers.h"
+#include "server/model/versions.h"
 #include "shared/json/json_util.h"
 #include "shared/protocol/messages.h"
 
@@ -29,6 +30,38 @@ Result<ApiResponse> AgentHandlers::lookup(RequestContext& ctx) {
   }
   const nlohmann::json body = KILN_TRY(deps_.conductor.lookup(macs, uuid));
   return jsonResponse(200, dumpJson(body));
+}
+
+Result<ApiResponse> AgentHandlers::continueInspection(RequestContext& ctx) {
+  if (ctx.version > ver::k1InitialVersion && ctx.version < ver::k84ContinueInspection) {
+    return notFound("The resource could not be found.");
+  }
+  const Json body = KILN_TRY(parseJsonBody(ctx));
+  if (!body.is_object() || !body.contains("inventory") || !body["inventory"].is_object()) {
+    return invalid("Invalid inventory data: the body must be an object with an inventory object");
+  }
+  const Json& inventory = body["inventory"];
+  std::vector<std::string> macs;
+  if (auto nics = inventory.find("interfaces"); nics != inventory.end() && nics->is_array()) {
+    for (const auto& nic : *nics) {
+      if (!nic.is_object() || !nic.contains("mac_address") || !nic["mac_address"].is_string()) {
+        continue;
+      }
+      if (auto mac = normalizeMac(nic["mac_address"].get<std::string>())) macs.push_back(*mac);
+    }
+  }
+  std::string uuid = ctx.request.param("node_uuid").value_or("");
+  if (!uuid.empty()) {
+    if (ctx.version < ver::k84ContinueInspection) return notFound("The resource could not be found.");
+    if (!isUuidLike(uuid)) return invalid("Expected a UUID but received " + uuid + ".");
+    uuid = normalizeUuid(uuid);
+  }
+  if (macs.empty() && uuid.empty()) return invalid("No lookup information provided");
+  const Json answer = KILN_TRY(deps_.conductor.continueInspection(inventory, macs, uuid));
+  if (ctx.version < ver::k84ContinueInspection) {
+    return jsonResponse(202, dumpJson(Json{{"uuid", answer["node"].value("uuid", "")}}));
+  }
+  return jsonResponse(202, dumpJson(answer));
 }
 
 Result<ApiResponse> AgentHandlers::heartbeat(RequestContext& ctx) {

@@ -16,6 +16,10 @@ class AgentHandlers {
 
   /// GET /v1/lookup?addresses=<mac>,<mac>[&node_uuid=<uuid>] (since 1.22).
   Result<ApiResponse> lookup(RequestContext& ctx);
+  /// POST /v1/continue_inspection[?node_uuid=] (1.84; also at 1.1, as Ironic keeps it for
+  /// ironic-inspector clients): a ramdisk's inspection data. 202 with the lookup answer (1.84+)
+  /// or {"uuid": ...} (1.1); 404 at 1.2-1.83.
+  Result<ApiResponse> continueInspection(RequestContext& ctx);
   /// POST /v1/heartbeat/{node} (since 1.22): 202 with the next commands.
   Result<ApiResponse> heartbeat(RequestContext& ctx);
 

@@ -117,6 +117,9 @@ void ApiService::buildRoutes() {
   {
     auto* a = agent_.get();
     router_.add({"GET", "/v1/lookup", bind(a, &AgentHandlers::lookup), ver::k22LookupHeartbeat, 404, "", true, ""});
+    // The inspection callback (1.84, and 1.1 as Ironic keeps it), public like lookup.
+    router_.add({"POST", "/v1/continue_inspection", bind(a, &AgentHandlers::continueInspection),
+                 ver::k1InitialVersion, 404, "", true, ""});
     router_.add({"POST", "/v1/heartbeat/{node}", bind(a, &AgentHandlers::heartbeat), ver::k22LookupHeartbeat, 404, "",
                  false, ""});
   }

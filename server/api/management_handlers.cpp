@@ -271,7 +271,7 @@ Result<ApiResponse> ManagementHandlers::listVirtualMedia(RequestContext& ctx) {
     json entry = json::object();
     entry["media_types"] = m.mediaTypes;
     entry["inserted"] = m.inserted;
-    entry["image"] = m.image.empty() ? json() : json(maskUrl(m.image));
+    entry["image"] = m.image.empty() ? json() : json(m.image);
     out.push_back(std::move(entry));
   }
   return jsonResponse(200, dumpJson(out));

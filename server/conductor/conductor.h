@@ -129,6 +129,13 @@ class Conductor {
   /// ramdisk session ("******" afterwards). NotFound when no node matches or (restrict_lookup)
   /// the node is in no state where an agent is expected; Conflict while a worker holds it.
   Result<nlohmann::json> lookup(const std::vector<std::string>& macs, const std::string& nodeUuid);
+  /// POST /v1/continue_inspection (1.84): the inventory of a node in "inspect wait", found by
+  /// `nodeUuid` or by the inventory's MACs as lookup() finds it; inspection then finishes as
+  /// with an agent's report. Returns lookup()'s answer. NotFound as lookup(); Conflict when
+  /// the node is not waiting for inspection data or is locked.
+  Result<nlohmann::json> continueInspection(const nlohmann::json& inventory,
+                                            const std::vector<std::string>& macs,
+                                            const std::string& nodeUuid);
   /// POST /v1/heartbeat/{uuid}: records what the agent reports, hands finished commands to the
   /// parked flow and resumes it, and answers with the command the agent should run next.
   /// Unauthenticated for a wrong or missing token (nothing changes).

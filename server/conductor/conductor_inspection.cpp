@@ -5,6 +5,8 @@
 // the inspection with its message, and nothing the rules did is kept.
 #include "server/conductor/conductor.h"
 #include "server/conductor/firmware_cache.h"
+#include "server/drivers/agent/agent_session.h"
+#include "server/model/provision_state.h"
 #include "server/inspection/rules_engine.h"
 #include "server/model/inspection_rule.h"
 #include "server/model/node.h"
@@ -146,6 +148,35 @@ Result<Conductor::Next> Conductor::finishInspection(TaskContext& task) {
   // As Ironic's node_update_cache after inspection.
   cacheFirmwareComponents(task, deps_.storage, deps_.clock);
   return Next::Stop;
+}
+
+}  // namespace kiln::server
+
+namespace kiln::server {
+
+Result<json> Conductor::continueInspection(const json& inventory, const std::vector<std::string>& macs,
+                                           const std::string& nodeUuid) {
+  // The node is found (and, on a new ramdisk session, its agent token issued) as a lookup does.
+  json answer = KILN_TRY(lookup(macs, nodeUuid));
+  const std::string uuid = answer["node"].value("uuid", "");
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    const std::string s = task.node.str(kNodeProvisionState);
+    if (s != state::kInspectWait) {
+      return conflict("Node " + uuid + " is not waiting for inspection data (provision state \"" +
+                      s + "\").");
+    }
+    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
+    task.internalInfo[agent::kInventory] = inventory;
+    task.internalInfo["agent_inspecting"] = true;
+    task.internalInfo.erase(agent::kWaiting);
+    markResumed(task, true);
+    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+  }
+  submit(uuid, [this, uuid] { advance(uuid); });
+  return answer;
 }
 
 }  // namespace kiln::server

@@ -268,6 +268,7 @@ struct RedfishTestServer::State {
                    {"Boot", boot},
                    {"Actions", {{"#ComputerSystem.Reset", reset}}}};
     if (!s.indicatorLed.empty()) system["IndicatorLED"] = s.indicatorLed;
+    if (!s.health.empty()) system["Status"] = {{"State", "Enabled"}, {"Health", s.health}};
     if (s.hasSecureBoot) system["SecureBoot"] = {{"@odata.id", s.path() + "/SecureBoot"}};
     if (hasChassis(s)) {
       system["Links"] = {{"Chassis", json::array({{{"@odata.id", s.chassisPath()}}})}};

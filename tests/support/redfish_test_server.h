@@ -118,6 +118,8 @@ struct RedfishSystemState {
   /// The IndicatorLED of a chassis the system links (/redfish/v1/Chassis/<id>, GET and PATCH);
   /// "" = the system links no chassis.
   std::string chassisIndicatorLed;
+  /// Status.Health of the system ("" = not reported).
+  std::string health;
   std::string chassisUuid = "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f";  ///< the chassis' UUID
   /// The Reset action's target path; "" = <system>/Actions/ComputerSystem.Reset.
   std::string resetTarget;

@@ -3,7 +3,7 @@
 // before sees. 1.109 and 1.114 are tested elsewhere. See microversions_1_79_plus_test.cpp for
 // the conventions; these tests need the server to serve 1.115 (ver::kMax).
 //
-// A CHECK marked KILN-MISMATCH states what Ironic does where Kiln does something else.
+// Where a comment says "As Ironic", Kiln once differed: the CHECK pins Ironic's behaviour.
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -74,12 +74,12 @@ TEST_CASE("API 1.102: port groups have a physical network", "[server][api][micro
   CHECK_FALSE(
       api.get("/v1/portgroups/detail").json()["portgroups"][0].contains("physical_network"));
   Response fields = api.get("/v1/portgroups/pg1?fields=physical_network");
-  // KILN-MISMATCH: Ironic's check_allowed_portgroup_fields has rules for mode, properties and
+  // As Ironic: Ironic's check_allowed_portgroup_fields has rules for mode, properties and
   // dynamic_portgroup only, and its query schema lists physical_network at every version: below
   // 1.102 ?fields=physical_network is 200 and the field is left out; Kiln answers 406.
   CHECK(fields.status == 200);
   CHECK_FALSE(fields.json().contains("physical_network"));
-  // KILN-MISMATCH: Ironic's portgroup POST (PORTGROUP_SCHEMA, create_request_body) takes
+  // As Ironic: Ironic's portgroup POST (PORTGROUP_SCHEMA, create_request_body) takes
   // physical_network at every version and only hides it below 1.102 (201); Kiln answers 406.
   CHECK(
       api.post("/v1/portgroups", {{"node_uuid", n}, {"name", "pg-old"}, {"physical_network", "p"}})
@@ -107,10 +107,10 @@ TEST_CASE("API 1.103: port groups have a category", "[server][api][microversions
   CHECK_FALSE(api.get("/v1/portgroups/pg1").json().contains("category"));
   CHECK(api.get("/v1/portgroups/pg1").json().contains("physical_network"));  // 1.102's field
   Response fields = api.get("/v1/portgroups?fields=category");
-  // KILN-MISMATCH: as for physical_network, Ironic has no version rule for category in
+  // As Ironic: as for physical_network, Ironic has no version rule for category in
   // ?fields= (200, the field left out) nor in POST (201); Kiln answers 406 to both.
   CHECK(fields.status == 200);
-  // KILN-MISMATCH: (POST, see above)
+  // As Ironic: (POST, see above)
   CHECK(api.post("/v1/portgroups", {{"node_uuid", n}, {"name", "pg-old"}, {"category", "bond"}})
             .status == 201);
 }
@@ -394,11 +394,11 @@ TEST_CASE("API 1.115: detailed node history has the node's states and a duration
                                            "target_provision_state", "duration_seconds", "links"});
   CHECK(e["duration_seconds"].is_number_integer());
   CHECK(e["duration_seconds"] == 0);  // the fake clock did not move during the cleaning
-  // KILN-MISMATCH: Ironic's cleaning_error_handler records the history entry before the "fail"
+  // As Ironic: Ironic's cleaning_error_handler records the history entry before the "fail"
   // transition, so a failed manual cleaning is journalled with state "cleaning" and
   // target_provision_state "manageable"; Kiln journals after it ("clean failed", null).
   CHECK(e["state"] == "cleaning");
-  // KILN-MISMATCH: (target_provision_state, see above)
+  // As Ironic: (target_provision_state, see above)
   CHECK(e["target_provision_state"] == "manageable");
   const std::string path = "/v1/nodes/h1/history/" + e["uuid"].get<std::string>();
   CHECK(api.get(path).json() == e);

@@ -5,7 +5,7 @@
 // microversions_1_88_plus_test.cpp and microversions_1_102_plus_test.cpp. These tests need the
 // server to serve 1.115 (ver::kMax).
 //
-// A CHECK marked KILN-MISMATCH states what Ironic does where Kiln does something else.
+// Where a comment says "As Ironic", Kiln once differed: the CHECK pins Ironic's behaviour.
 #include <catch2/catch.hpp>
 
 #include <chrono>

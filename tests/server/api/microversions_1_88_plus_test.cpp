@@ -3,7 +3,7 @@
 // 1.96 are tested elsewhere. See microversions_1_79_plus_test.cpp for the conventions; these
 // tests need the server to serve 1.115 (ver::kMax).
 //
-// A CHECK marked KILN-MISMATCH states what Ironic does where Kiln does something else.
+// Where a comment says "As Ironic", Kiln once differed: the CHECK pins Ironic's behaviour.
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -52,7 +52,7 @@ TEST_CASE("API 1.88: ports have a unique name and are found by it",
   CHECK(dup.fault() == "A port with name nic-1 already exists.");
   Response spaced =
       postPort(api, {{"address", "52:54:00:00:88:03"}, {"node_uuid", n}, {"name", "a b"}});
-  // KILN-MISMATCH: Ironic does not check a port name (PORT_SCHEMA: any string; no logical-name
+  // As Ironic: Ironic does not check a port name (PORT_SCHEMA: any string; no logical-name
   // rule in PortsController.post), so "a b" is created (201); Kiln answers 400 "Cannot create
   // port with invalid name".
   CHECK(spaced.status == 201);
@@ -69,7 +69,7 @@ TEST_CASE("API 1.88: ports have a unique name and are found by it",
   CHECK(api.get("/v1/ports?fields=uuid,name").status == 406);
   CHECK(postPort(api, {{"address", "52:54:00:00:88:04"}, {"node_uuid", n}, {"name", "nic-4"}})
             .status == 406);
-  // KILN-MISMATCH: Ironic's PortsController.get_one takes a UUID or a name at every version
+  // As Ironic: Ironic's PortsController.get_one takes a UUID or a name at every version
   // (objects.Port.get looks a logical name up by name; nothing checks 1.88), so 1.87 finds the
   // port by its name; Kiln answers 400 "Expected UUID for port_uuid" below 1.88.
   CHECK(api.get("/v1/ports/nic-9").status == 200);
@@ -109,12 +109,12 @@ TEST_CASE("API 1.90 and 1.105: OVN VTEP keys in local_link_connection, from 1.90
     const Json llc = api.get(path).json()["local_link_connection"];
     CHECK_FALSE(llc.contains("vtep-logical-switch"));
     CHECK_FALSE(llc.contains("vtep-physical-switch"));
-    // KILN-MISMATCH: Ironic's hide_fields_in_newer_versions (port.py) replaces the whole
+    // As Ironic: Ironic's hide_fields_in_newer_versions (port.py) replaces the whole
     // local_link_connection with {} when it holds a vtep key outside 1.90-1.104; Kiln drops the
     // two vtep keys and keeps port_id.
     CHECK(llc == Json::object());
     CHECK(api.get(plainPath).json()["local_link_connection"] == plain);
-    // KILN-MISMATCH: Ironic's _check_allowed_port_fields refuses a new port whose
+    // As Ironic: Ironic's _check_allowed_port_fields refuses a new port whose
     // local_link_connection has vtep-logical-switch outside 1.90-1.104 (406 Not Acceptable);
     // Kiln creates it.
     const std::string address = "52:54:00:00:90:" + std::to_string(mac++);
@@ -140,7 +140,7 @@ TEST_CASE("API 1.91: /v1/nodes/<name>.json is the node named so", "[server][api]
   api.version = v(k - 1);
   r = api.get("/v1/nodes/test.json");
   REQUIRE(r.status == 200);
-  // KILN-MISMATCH: below 1.91 Ironic's JsonExtensionMiddleware strips a trailing ".json" from
+  // As Ironic: below 1.91 Ironic's JsonExtensionMiddleware strips a trailing ".json" from
   // the path of a request that names its version, so 1.90 gets the node "test"; Kiln never
   // strips it.
   CHECK(r.json()["uuid"] == plain);
@@ -212,7 +212,7 @@ TEST_CASE("API 1.94: a new port may name its node in node_ident, by name or UUID
             .status == 400);
   CHECK(postPort(api, {{"address", "52:54:00:00:94:03"}}).status == 400);
   Response unknown = postPort(api, {{"address", "52:54:00:00:94:03"}, {"node_ident", "nope"}});
-  // KILN-MISMATCH: Ironic's PortsController.post raises NodeNotFound with code 400 for a node
+  // As Ironic: Ironic's PortsController.post raises NodeNotFound with code 400 for a node
   // it cannot find (whether named in node_ident or node_uuid); Kiln answers 404 for node_ident.
   CHECK(unknown.status == 400);
   CHECK(listSize(api, "/v1/ports", "ports") == 2);
@@ -252,7 +252,7 @@ TEST_CASE("API 1.97: ports have a description and a description_contains filter"
   CHECK(api.get("/v1/ports/" + uuid + "?fields=description").status == 406);
   CHECK(postPort(api, {{"address", "52:54:00:00:97:04"}, {"node_uuid", n}, {"description", "d"}})
             .status == 406);
-  // KILN-MISMATCH: Ironic's PortsController.get_all passes description_contains to the database
+  // As Ironic: Ironic's PortsController.get_all passes description_contains to the database
   // at every version (no allow_* check for it), so 1.96 gets the one matching port; Kiln
   // answers 406 below 1.97.
   Response old = api.get("/v1/ports?description_contains=uplink");
