@@ -119,14 +119,21 @@ void renderPortgroup(JsonWriter& w, const RequestContext& ctx, const Record& pg,
   });
 }
 
-/// A port by UUID or by name (1.88).
+/// A port by UUID; from 1.88 also by MAC address or name, as Ironic's Port.get.
 Result<Record> findPort(Transaction& tx, const RequestContext& ctx, const std::string& ident) {
   std::optional<Record> found;
   if (isUuidLike(ident)) {
     found = KILN_TRY(tx.ports().findBy(kPortUuid, Value::text(normalizeUuid(ident))));
-  } else {
-    // Ironic finds a port by name at every version (names exist from 1.88).
+  } else if (!ctx.atLeast(ver::k88PortName)) {
+    // Before port names the identity is a UUID (ironic-tempest-plugin's negative tests).
+    return invalid("Expected UUID for port_uuid: " + ident);
+  } else if (auto mac = normalizeMac(ident, "port")) {
+    // Ironic's Port.get: a UUID, a MAC address or a logical name.
+    found = KILN_TRY(tx.ports().findBy(kPortAddress, Value::text(*mac)));
+  } else if (isValidLogicalName(ident)) {
     found = KILN_TRY(tx.ports().findBy(kPortName, Value::text(ident)));
+  } else {
+    return invalid("Expected a logical name or UUID but received " + ident + ".");
   }
   if (!found) return notFound("Port " + ident + " could not be found.");
   return std::move(*found);

@@ -24,8 +24,9 @@ from kiln_compat import CONDUCTOR_HOST, HARDWARE_TYPES, KilnCliTestCase  # noqa:
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 # Interfaces `baremetal node validate` reports (Ironic: every non-vendor interface, API 1.78).
-VALIDATED_INTERFACES = {"bios", "boot", "console", "deploy", "inspect", "management", "network",
-                        "power", "raid", "rescue", "storage"}
+# Ironic lists every interface but vendor, firmware (1.86) included, at every version.
+VALIDATED_INTERFACES = {"bios", "boot", "console", "deploy", "firmware", "inspect", "management",
+                        "network", "power", "raid", "rescue", "storage"}
 
 STEPS_BIOS = [{
     "interface": "bios",
@@ -217,7 +218,12 @@ class NodeTests:
         results = rows_by(self.cli_json("node", "validate", fake["name"]), "Interface")
         self.assertEqual(set(results), VALIDATED_INTERFACES)
         for iface, row in results.items():
-            self.assertIs(row["Result"], True, row)
+            if iface == "firmware":
+                # no-firmware, the default with Ironic's enabled_firmware_interfaces.
+                self.assertIs(row["Result"], False, row)
+                self.assertIn("does not support firmware", row["Reason"])
+            else:
+                self.assertIs(row["Result"], True, row)
 
         ipmi = self.create_node(driver="ipmi")
         results = rows_by(self.cli_json("node", "validate", ipmi["uuid"]), "Interface")
