@@ -827,12 +827,8 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
   }
   // How long the flow had been in the state it fails from (node history, 1.115).
   std::optional<int64_t> duration;
-  if (const std::string& since = task.node.str(kNodeProvisionUpdatedAt); !since.empty()) {
-    std::tm tm{};
-    if (strptime(since.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) {
-      duration = std::max<int64_t>(
-          0, std::chrono::system_clock::to_time_t(deps_.clock.now()) - timegm(&tm));
-    }
+  if (auto since = parseIsoTime(task.node.str(kNodeProvisionUpdatedAt))) {
+    duration = std::max<int64_t>(0, std::chrono::system_clock::to_time_t(deps_.clock.now()) - *since);
   }
   // As Ironic, the history entry records the states the flow failed in.
   const std::optional<std::string> failedTarget = task.node.optStr(kNodeTargetProvisionState);
@@ -1224,11 +1220,8 @@ void Conductor::checkWaitingNodes() {
                         : clean ? deps_.config.cleanCallbackTimeout
                                 : deps_.config.deployCallbackTimeout;
     if (timeout <= 0 || node[kNodeProvisionUpdatedAt].isNull()) continue;
-    std::tm tm{};
-    const std::string& since = node.str(kNodeProvisionUpdatedAt);
-    if (!strptime(since.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) continue;
-    const time_t sinceSeconds = timegm(&tm);
-    if (nowSeconds - sinceSeconds < timeout) continue;
+    const auto since = parseIsoTime(node.str(kNodeProvisionUpdatedAt));
+    if (!since || nowSeconds - *since < timeout) continue;
     // Timed out: fail the node under its lock, naming the step it waited in.
     auto tx = deps_.storage.begin(Mode::Write);
     if (!tx) continue;

@@ -71,20 +71,6 @@ Json maskedCopy(const Json& v) {
   return v;
 }
 
-std::string pyTypeName(const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::null: return "NoneType";
-    case Json::value_t::boolean: return "bool";
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "int";
-    case Json::value_t::number_float: return "float";
-    case Json::value_t::string: return "str";
-    case Json::value_t::array: return "list";
-    case Json::value_t::object: return "dict";
-    default: return "object";
-  }
-}
-
 /// Python's str(): strings as they are, everything else as repr() (None, True, 1.5,
 /// {'a': [1]}); `mask` hides the secrets inside containers.
 std::string pyStr(const Json& v, bool mask = false) {

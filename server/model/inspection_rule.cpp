@@ -107,21 +107,6 @@ std::string joinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-/// Python's type name of a JSON value, as its messages say it.
-std::string pyTypeName(const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::null: return "NoneType";
-    case Json::value_t::boolean: return "bool";
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "int";
-    case Json::value_t::number_float: return "float";
-    case Json::value_t::string: return "str";
-    case Json::value_t::array: return "list";
-    case Json::value_t::object: return "dict";
-    default: return "object";
-  }
-}
-
 /// Characters (code points) of UTF-8 text, as jsonschema's maxLength counts them.
 size_t codePoints(const std::string& s) {
   size_t n = 0;

@@ -4,6 +4,7 @@
 
 #include "server/model/versions.h"
 #include "server/storage/storage.h"
+#include "shared/core/strings.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
 
@@ -26,11 +27,6 @@ constexpr FieldSpec kNodeInventoryFields[] = {
 static_assert(std::size(kNodeInventoryFields) == kInvUpdatedAt + 1);
 
 const Schema kNodeInventorySchema{"Node inventory", "node_inventory", kNodeInventoryFields};
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string str(const json& obj, const char* key) {
   auto it = obj.find(key);
@@ -117,14 +113,14 @@ json buildPluginData(const json& inventory, std::span<const std::string> pxeMacs
   if (!inventory.is_object()) return plugin;
   std::string pxeMac;
   if (auto boot = inventory.find("boot"); boot != inventory.end() && boot->is_object()) {
-    pxeMac = lower(str(*boot, "pxe_interface"));
+    pxeMac = asciiLower(str(*boot, "pxe_interface"));
   }
   json all = json::object(), valid = json::object(), macs = json::array(), lldp = json::object();
   if (auto nics = inventory.find("interfaces"); nics != inventory.end() && nics->is_array()) {
     for (const auto& nic : *nics) {
       if (!nic.is_object()) continue;
       const std::string name = str(nic, "name");
-      const std::string mac = lower(str(nic, "mac_address"));
+      const std::string mac = asciiLower(str(nic, "mac_address"));
       if (name.empty()) continue;
       const bool pxe = !mac.empty() && (pxeMac.empty()
                                             ? std::find(pxeMacs.begin(), pxeMacs.end(), mac) != pxeMacs.end()

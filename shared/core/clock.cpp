@@ -17,4 +17,10 @@ std::string formatIsoTime(std::chrono::system_clock::time_point tp) {
   return buf;
 }
 
+std::optional<std::time_t> parseIsoTime(const std::string& text) {
+  std::tm tm{};
+  if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+  return timegm(&tm);
+}
+
 }  // namespace kiln

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <chrono>
+#include <ctime>
+#include <optional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -37,5 +39,9 @@ class SystemClock final : public Clock {
 
 /// Formats a time point the way Ironic does: "2024-05-01T10:00:00+00:00" (UTC, seconds).
 std::string formatIsoTime(std::chrono::system_clock::time_point tp);
+
+/// Seconds since the epoch of an ISO time as formatIsoTime writes it (the zone is taken as
+/// UTC); nullopt when `text` does not start with "YYYY-MM-DDTHH:MM:SS".
+std::optional<std::time_t> parseIsoTime(const std::string& text);
 
 }  // namespace kiln

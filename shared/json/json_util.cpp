@@ -127,6 +127,20 @@ void reprTo(std::string& out, const Json& v) {
 
 }  // namespace
 
+std::string pyTypeName(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null: return "NoneType";
+    case Json::value_t::boolean: return "bool";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "int";
+    case Json::value_t::number_float: return "float";
+    case Json::value_t::string: return "str";
+    case Json::value_t::array: return "list";
+    case Json::value_t::object: return "dict";
+    default: return "object";
+  }
+}
+
 std::string pyRepr(const Json& value) {
   std::string out;
   reprTo(out, value);

@@ -30,4 +30,8 @@ std::string jsonTypeName(const Json& value);
 /// values this way, and clients match on them.
 std::string pyRepr(const Json& value);
 
+/// Python's type name of a JSON value ("NoneType", "bool", "int", "float", "str", "list",
+/// "dict"), as Ironic's and jsonschema's messages say it.
+std::string pyTypeName(const Json& value);
+
 }  // namespace kiln

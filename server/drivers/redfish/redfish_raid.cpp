@@ -10,6 +10,7 @@
 #include "server/drivers/redfish/redfish_task.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 #include "shared/raid/raid_config.h"
 
@@ -331,12 +332,6 @@ struct Volume {
   size_t storage = 0;
 };
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 /// The logical disks of a validated target configuration, with physical_disks and controller
 /// resolved against the inventory.
 Result<std::vector<Volume>> wantedVolumes(const TaskContext& task, const json& target,
@@ -355,8 +350,8 @@ Result<std::vector<Volume>> wantedVolumes(const TaskContext& task, const json& t
     v.share = d.value("share_physical_disks", false);
     v.name = ld.volumeName;
     v.controller = stringAt(d, "controller");
-    if (auto t = stringAt(d, "disk_type")) v.diskType = lower(*t);
-    if (auto t = stringAt(d, "interface_type")) v.interfaceType = lower(*t);
+    if (auto t = stringAt(d, "disk_type")) v.diskType = asciiLower(*t);
+    if (auto t = stringAt(d, "interface_type")) v.interfaceType = asciiLower(*t);
     v.count = ld.numberOfPhysicalDisks;
     if (v.controller) {
       const bool known = std::any_of(inv.storages.begin(), inv.storages.end(), [&](const auto& s) {
@@ -472,7 +467,7 @@ struct DriveGroup {
 
 bool protocolMatches(const std::string& protocol, const std::string& interfaceType) {
   // Ironic's PROTOCOL_MAP knows SAS and SATA only.
-  const std::string p = lower(protocol);
+  const std::string p = asciiLower(protocol);
   return (p == "sas" || p == "sata") && p == interfaceType;
 }
 
@@ -486,7 +481,7 @@ std::optional<FreeSpace> assignDrives(std::vector<Volume*>& todo, size_t pos,
   Volume& v = *todo[pos];
   for (const auto& group : groups) {
     const auto& [mediaType, protocol, capacity] = group.kind;
-    if (v.diskType && *v.diskType != lower(mediaType)) continue;
+    if (v.diskType && *v.diskType != asciiLower(mediaType)) continue;
     if (v.interfaceType && !protocolMatches(protocol, *v.interfaceType)) continue;
     std::vector<size_t> disks;
     for (size_t d : group.drives) {
@@ -753,7 +748,7 @@ Result<bool> boolArg(const json& args, const char* key, bool fallback, std::stri
   const json& v = args[key];
   if (v.is_boolean()) return v.get<bool>();
   if (v.is_string()) {
-    const std::string s = lower(v.get<std::string>());
+    const std::string s = asciiLower(v.get<std::string>());
     if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
     if (s == "false" || s == "0" || s == "no" || s == "off") return false;
   }
