@@ -131,10 +131,10 @@ constexpr ImplementationDef kImplementations[] = {
     {IT::Storage, "fake", {}},
     {IT::Storage, "noop", {}},
     {IT::Vendor, "fake", kFakeVendorProperties},
-    // Kiln has no redfish vendor interface (Ironic's eject_vmedia and event subscriptions): the
-    // name behaves as no-vendor.
-    {IT::Vendor, "idrac-redfish", {}, true, "no-vendor"},
+    {IT::Vendor, "idrac-redfish", kRedfishProperties, false, "redfish"},
     {IT::Vendor, "no-vendor", {}, true},
+    // eject_vmedia and the EventService subscriptions (redfish_vendor.h).
+    {IT::Vendor, "redfish", kRedfishProperties},
 };
 
 /// The interfaces every generic hardware type shares (Ironic's GenericHardware): no-op first
@@ -174,6 +174,8 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
     // enabled_raid_interfaces enable); no-raid first here, so that new nodes keep no-raid unless
     // they ask for RAID (Metal3 always names its raid_interface).
     redfish.supported[static_cast<size_t>(IT::Raid)] = {"no-raid", "redfish", "agent"};
+    // Ironic's order: the redfish vendor interface (event subscriptions, which Metal3 uses) first.
+    redfish.supported[static_cast<size_t>(IT::Vendor)] = {"redfish", "no-vendor"};
     v.push_back(redfish);
     // Ironic's idrac hardware type: Dell's names for the Redfish implementations (aliases, see
     // kImplementations), with the same choices as the redfish type. Not enabled by default, as
@@ -184,7 +186,7 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
     idrac.supported[static_cast<size_t>(IT::Firmware)] = {"redfish", "no-firmware"};
     idrac.supported[static_cast<size_t>(IT::Inspect)].push_back("idrac-redfish");
     idrac.supported[static_cast<size_t>(IT::Raid)] = {"no-raid", "idrac-redfish", "agent"};
-    idrac.supported[static_cast<size_t>(IT::Vendor)] = {"no-vendor", "idrac-redfish"};
+    idrac.supported[static_cast<size_t>(IT::Vendor)] = {"idrac-redfish", "redfish", "no-vendor"};
     v.push_back(idrac);
     // Power is switched by hand: Ironic's manual-management uses the fake power interface.
     v.push_back(generic("manual-management", {"fake"}, {"noop"}));

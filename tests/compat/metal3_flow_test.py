@@ -27,7 +27,8 @@ Phases, each one reported as a check:
   detach, reattach     maintenance + DELETE of an active node; register again and adopt
   delete               deprovision, power off, DELETE
   redfish.*            a redfish node on tests/e2e/redfish_qemu_bmc.py: register with BMO's
-                       redfish-virtualmedia body, manage, power, boot device, virtual media
+                       redfish-virtualmedia body, manage, power, boot device, virtual media,
+                       BMC event subscriptions (vendor passthru)
   gophercloud          tests/compat/metal3_gophercloud (Debian's gophercloud 0.12) against the
                        same server, when `go` and gophercloud are installed
 
@@ -1692,6 +1693,30 @@ class Flow:
                     cd.get("Inserted"), _short(inserted)), self.api.history[-1])
             time.sleep(self.opts.poll_interval)
 
+    def check_rf_subscription(self):
+        """BMO's BMCEventSubscription (ironic.go AddBMCEventSubscriptionForNode and
+        RemoveBMCEventSubscriptionForNode): vendor passthru on the redfish vendor interface."""
+        ident = self.rf_uuid()
+        body = {"Destination": "https://events.metal3.example:8443/hook", "Context": "metal3/rf-sub",
+                "HttpHeaders": [{"X-Hook-Token": "hook-secret"}]}
+        ex = self.api.expect("POST", node_path(ident, "/vendor_passthru"), (200,),
+                             query={"method": ["create_subscription"]}, body=body)
+        sub = ex.json()
+        errors = type_errors(sub, ("obj", {"Id": "str", "Context": "str", "Destination": "str",
+                                           "EventTypes": ("list", "str"), "Protocol": "str"}))
+        if errors or not sub.get("Id"):
+            raise Failed("create_subscription answer: %s" % "; ".join(errors or ["no Id"]), ex)
+        if "hook-secret" in ex.resp_body.decode("utf-8", "replace"):
+            raise Failed("create_subscription answer carries the HttpHeaders secret", ex)
+        on_bmc = self.env.bmc_get("/redfish/v1/EventService/Subscriptions/" + sub["Id"])
+        self.expect_equal("the BMC's subscription destination", on_bmc.get("Destination"),
+                          body["Destination"], ex)
+        self.api.expect("DELETE", node_path(ident, "/vendor_passthru"), (200, 202, 204),
+                        query={"method": ["delete_subscription"]}, body={"id": sub["Id"]})
+        members = self.env.bmc_get("/redfish/v1/EventService/Subscriptions").get("Members", [])
+        if members:
+            raise Failed("the BMC still has subscriptions after delete_subscription: %s" % _short(members))
+
     def check_rf_delete(self):
         ident = self.rf_uuid()
         node = self.get_node(ident)
@@ -1789,6 +1814,7 @@ class Flow:
             ("redfish.power", self.check_rf_power, [d, "redfish.register"]),
             ("redfish.boot-device", self.check_rf_boot_device, [d, "redfish.register"]),
             ("redfish.vmedia", self.check_rf_vmedia, [d, "redfish.register"]),
+            ("redfish.subscription", self.check_rf_subscription, [d, "redfish.register"]),
             ("redfish.delete", self.check_rf_delete, [d, "redfish.register"]),
         ]
 

@@ -102,6 +102,9 @@ SYSTEMS = ROOT + "/Systems"
 MANAGERS = ROOT + "/Managers"
 SESSION_SERVICE = ROOT + "/SessionService"
 SESSIONS = SESSION_SERVICE + "/Sessions"
+EVENT_SERVICE = ROOT + "/EventService"
+SUBSCRIPTIONS = EVENT_SERVICE + "/Subscriptions"
+EVENT_TYPES = ["StatusChange", "ResourceUpdated", "ResourceAdded", "ResourceRemoved", "Alert"]
 
 BOOT_TARGETS = ["None", "Pxe", "Hdd", "Cd"]
 BOOT_ENABLED = ["Disabled", "Once", "Continuous"]
@@ -788,6 +791,8 @@ class Service:
         self.password = password
         self.sessions = {}  # token -> session path
         self.next_session = 1
+        self.subscriptions = {}  # id -> EventDestination (HttpHeaders kept, never served)
+        self.next_subscription = 1
 
     def check_auth(self, req):
         if self.user is None:
@@ -868,6 +873,7 @@ class Service:
                 "Systems": {"@odata.id": SYSTEMS},
                 "Managers": {"@odata.id": MANAGERS},
                 "SessionService": {"@odata.id": SESSION_SERVICE},
+                "EventService": {"@odata.id": EVENT_SERVICE},
                 "Links": {"Sessions": {"@odata.id": SESSIONS}},
             })
         if path == SESSIONS and req.method == "POST":
@@ -924,6 +930,8 @@ class Service:
                     return Reply(200, {"@odata.id": path,
                                        "@odata.type": "#Session.v1_1_0.Session",
                                        "Id": path.rsplit("/", 1)[1], "UserName": self.user})
+        if path == EVENT_SERVICE or path.startswith(EVENT_SERVICE + "/"):
+            return self.route_events(path, req)
         if path.startswith(SYSTEMS + "/"):
             rest = path[len(SYSTEMS) + 1:].split("/")
             vm = self.vms.get(rest[0])
@@ -953,6 +961,64 @@ class Service:
                         "Id": "nic0", "Name": "virtio-net", "MACAddress": vm.mac,
                         "PermanentMACAddress": vm.mac,
                         "Status": {"State": "Enabled", "Health": "OK"}})
+        raise RedfishError(404, "ResourceMissingAtURI",
+                           "The resource at the URI %s was not found." % path)
+
+    def route_events(self, path, req):
+        """The EventService and its Subscriptions (what Ironic's redfish vendor interface uses
+        for BMO's BMCEventSubscription)."""
+        def render(sub_id):
+            sub = self.subscriptions[sub_id]
+            return {"@odata.id": SUBSCRIPTIONS + "/" + sub_id,
+                    "@odata.type": "#EventDestination.v1_7_0.EventDestination",
+                    "Id": sub_id, "Name": "Event subscription " + sub_id,
+                    "Destination": sub["Destination"], "Context": sub["Context"],
+                    "Protocol": sub["Protocol"], "EventTypes": sub["EventTypes"],
+                    "HttpHeaders": []}
+        if path == EVENT_SERVICE:
+            self.only(req, "GET")
+            return Reply(200, {"@odata.id": EVENT_SERVICE,
+                               "@odata.type": "#EventService.v1_5_0.EventService",
+                               "Id": "EventService", "Name": "Event Service",
+                               "ServiceEnabled": True,
+                               "EventTypesForSubscription": EVENT_TYPES,
+                               "Subscriptions": {"@odata.id": SUBSCRIPTIONS}})
+        if path == SUBSCRIPTIONS:
+            self.only(req, "GET", "POST")
+            if req.method == "GET":
+                members = [{"@odata.id": SUBSCRIPTIONS + "/" + i} for i in self.subscriptions]
+                return Reply(200, {"@odata.id": SUBSCRIPTIONS,
+                                   "@odata.type":
+                                       "#EventDestinationCollection.EventDestinationCollection",
+                                   "Name": "Event Subscriptions Collection",
+                                   "Members@odata.count": len(members), "Members": members})
+            body = self.json_body(req)
+            if not isinstance(body.get("Destination"), str):
+                raise RedfishError(400, "PropertyMissing",
+                                   "The property Destination is a required property and must "
+                                   "be included in the request.")
+            types = body.get("EventTypes", ["Alert"])
+            if not isinstance(types, list) or any(t not in EVENT_TYPES for t in types):
+                raise RedfishError(400, "PropertyValueNotInList",
+                                   "The value %s for the property EventTypes is not in the "
+                                   "list of acceptable values." % json.dumps(types))
+            sub_id = str(self.next_subscription)
+            self.next_subscription += 1
+            self.subscriptions[sub_id] = {
+                "Destination": body["Destination"], "Context": body.get("Context", ""),
+                "Protocol": body.get("Protocol", "Redfish"), "EventTypes": types,
+                "HttpHeaders": body.get("HttpHeaders", [])}
+            log("event subscription %s created for %s" % (sub_id, body["Destination"]))
+            return Reply(201, render(sub_id), [("Location", SUBSCRIPTIONS + "/" + sub_id)])
+        if path.startswith(SUBSCRIPTIONS + "/"):
+            sub_id = path[len(SUBSCRIPTIONS) + 1:]
+            if sub_id in self.subscriptions:
+                self.only(req, "GET", "DELETE")
+                if req.method == "DELETE":
+                    del self.subscriptions[sub_id]
+                    log("event subscription %s deleted" % sub_id)
+                    return Reply(204)
+                return Reply(200, render(sub_id))
         raise RedfishError(404, "ResourceMissingAtURI",
                            "The resource at the URI %s was not found." % path)
 

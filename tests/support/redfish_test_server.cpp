@@ -23,6 +23,8 @@ constexpr std::string_view kSystems = "/redfish/v1/Systems";
 constexpr std::string_view kSessionService = "/redfish/v1/SessionService";
 constexpr std::string_view kSessions = "/redfish/v1/SessionService/Sessions";
 constexpr std::string_view kUpdateService = "/redfish/v1/UpdateService";
+constexpr std::string_view kEventService = "/redfish/v1/EventService";
+constexpr std::string_view kSubscriptions = "/redfish/v1/EventService/Subscriptions";
 constexpr std::string_view kSimpleUpdate =
     "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate";
 constexpr std::string_view kTaskMonitors = "/redfish/v1/TaskService/TaskMonitors/";
@@ -208,6 +210,90 @@ struct RedfishTestServer::State {
   std::vector<FirmwareTask> firmwareTasks;
   std::vector<VolumeTask> volumeTasks;
   int nextVolume = 1;
+  std::vector<RedfishSubscription> subscriptions;
+  std::vector<std::string> eventTypes = {"StatusChange", "ResourceUpdated", "ResourceAdded",
+                                         "ResourceRemoved", "Alert"};
+  int nextSubscription = 1;
+
+  static json renderSubscription(const RedfishSubscription& sub) {
+    return {{"@odata.id", std::string(kSubscriptions) + "/" + sub.id},
+            {"@odata.type", "#EventDestination.v1_7_0.EventDestination"},
+            {"Id", sub.id},
+            {"Name", "Event subscription " + sub.id},
+            {"Destination", sub.destination},
+            {"Context", sub.context},
+            {"Protocol", sub.protocol},
+            {"EventTypes", sub.eventTypes},
+            {"HttpHeaders", json::array()}};
+  }
+
+  /// The EventService and its Subscriptions collection.
+  std::optional<Reply> routeEvents(const RecordedRequest& request, const std::string& path) {
+    const auto& method = request.method;
+    if (path == kEventService) {
+      if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      return jsonReply(200, {{"@odata.id", kEventService},
+                             {"@odata.type", "#EventService.v1_5_0.EventService"},
+                             {"Id", "EventService"},
+                             {"ServiceEnabled", true},
+                             {"EventTypesForSubscription", eventTypes},
+                             {"Subscriptions", {{"@odata.id", kSubscriptions}}}});
+    }
+    if (path == kSubscriptions) {
+      if (method == "GET") {
+        json members = json::array();
+        for (const auto& sub : subscriptions) {
+          members.push_back({{"@odata.id", std::string(kSubscriptions) + "/" + sub.id}});
+        }
+        return jsonReply(200, {{"@odata.id", kSubscriptions},
+                               {"@odata.type", "#EventDestinationCollection.EventDestinationCollection"},
+                               {"Name", "Event Subscriptions Collection"},
+                               {"Members@odata.count", members.size()},
+                               {"Members", members}});
+      }
+      if (method != "POST") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      const json body = json::parse(request.body, nullptr, false);
+      if (!body.is_object() || !body.contains("Destination") || !body["Destination"].is_string()) {
+        return redfishError(400, "PropertyMissing",
+                            "The property Destination is a required property and must be included "
+                            "in the request.");
+      }
+      RedfishSubscription sub;
+      sub.id = std::to_string(nextSubscription++);
+      sub.destination = body["Destination"].get<std::string>();
+      sub.context = body.value("Context", "");
+      sub.protocol = body.value("Protocol", "Redfish");
+      for (const auto& t : body.value("EventTypes", json::array())) {
+        if (!t.is_string() || std::find(eventTypes.begin(), eventTypes.end(), t.get<std::string>()) ==
+                                  eventTypes.end()) {
+          return redfishError(400, "PropertyValueNotInList",
+                              "The value " + t.dump() + " for the property EventTypes is not in "
+                              "the list of acceptable values.");
+        }
+        sub.eventTypes.push_back(t.get<std::string>());
+      }
+      if (body.contains("HttpHeaders")) sub.httpHeaders = body["HttpHeaders"].dump();
+      subscriptions.push_back(sub);
+      Reply reply = jsonReply(201, renderSubscription(sub));
+      reply.headers.emplace_back("Location", std::string(kSubscriptions) + "/" + sub.id);
+      return reply;
+    }
+    const std::string prefix = std::string(kSubscriptions) + "/";
+    if (path.rfind(prefix, 0) != 0) return std::nullopt;
+    const std::string id = path.substr(prefix.size());
+    const auto it = std::find_if(subscriptions.begin(), subscriptions.end(),
+                                 [&](const RedfishSubscription& sub) { return sub.id == id; });
+    if (it == subscriptions.end()) {
+      return redfishError(404, "ResourceMissingAtURI",
+                          "The resource at the URI " + path + " was not found.");
+    }
+    if (method == "GET") return jsonReply(200, renderSubscription(*it));
+    if (method == "DELETE") {
+      subscriptions.erase(it);
+      return Reply{204, "", {}};
+    }
+    return redfishError(405, "ActionNotSupported", "Method not allowed.");
+  }
 
   SystemEntry* find(std::string_view id) {
     for (auto& e : systems) {
@@ -1116,6 +1202,7 @@ struct RedfishTestServer::State {
                              {"Systems", {{"@odata.id", kSystems}}},
                              {"SessionService", {{"@odata.id", kSessionService}}},
                              {"UpdateService", {{"@odata.id", kUpdateService}}},
+                             {"EventService", {{"@odata.id", kEventService}}},
                              {"Links", {{"Sessions", {{"@odata.id", kSessions}}}}}});
     }
     if (path == kSessions && method == "POST") {
@@ -1135,6 +1222,7 @@ struct RedfishTestServer::State {
                              {"Members", members}});
     }
     if (auto reply = routeFirmware(request, path)) return *reply;
+    if (auto reply = routeEvents(request, path)) return *reply;
     if (auto reply = routeVolumeTasks(request, path)) return *reply;
     if (path.rfind(std::string(kSessions) + "/", 0) == 0 && method == "DELETE") {
       for (auto it = sessions.begin(); it != sessions.end(); ++it) {
@@ -1274,6 +1362,16 @@ void RedfishTestServer::setBasicAuthEnabled(bool enabled) {
 void RedfishTestServer::setSessionsEnabled(bool enabled) {
   std::lock_guard lock(state_->mutex);
   state_->sessionService = enabled;
+}
+
+std::vector<RedfishSubscription> RedfishTestServer::subscriptions() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->subscriptions;
+}
+
+void RedfishTestServer::setEventTypes(std::vector<std::string> types) {
+  std::lock_guard lock(state_->mutex);
+  state_->eventTypes = std::move(types);
 }
 
 void RedfishTestServer::addFirmwareImage(RedfishFirmwareImage image) {

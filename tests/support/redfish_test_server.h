@@ -48,6 +48,16 @@ struct RedfishFirmwareImage {
   std::string version;
 };
 
+/// A subscription of the BMC's EventService (/redfish/v1/EventService/Subscriptions/<id>).
+struct RedfishSubscription {
+  std::string id;
+  std::string destination;
+  std::string context;
+  std::string protocol;
+  std::vector<std::string> eventTypes;
+  std::string httpHeaders;  ///< the HttpHeaders POSTed (JSON text; never served back)
+};
+
 /// A physical drive of a Storage (<system>/Storage/<storage id>/Drives/<id>).
 struct RedfishDrive {
   std::string id;
@@ -235,6 +245,15 @@ class RedfishTestServer {
   /// image's task stays Pending (202) until the system was reset after the SimpleUpdate.
   void addFirmwareImage(RedfishFirmwareImage image);
   void setFirmwareTaskPolls(int polls);
+
+  /// The EventService (/redfish/v1/EventService, always served): POST to its Subscriptions
+  /// collection creates a subscription (Destination required, EventTypes a subset of
+  /// EventTypesForSubscription) and answers 201 with a Location; GET lists and reads them,
+  /// DELETE removes one (404 for an unknown id).
+  std::vector<RedfishSubscription> subscriptions() const;
+  /// EventTypesForSubscription (default StatusChange, ResourceUpdated, ResourceAdded,
+  /// ResourceRemoved, Alert).
+  void setEventTypes(std::vector<std::string> types);
 
   /// Every request received so far.
   std::vector<RecordedRequest> requests() const;

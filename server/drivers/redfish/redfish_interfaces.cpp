@@ -4,6 +4,7 @@
 #include "server/drivers/redfish/redfish_management.h"
 #include "server/drivers/redfish/redfish_power.h"
 #include "server/drivers/redfish/redfish_raid.h"
+#include "server/drivers/redfish/redfish_vendor.h"
 
 namespace kiln::server {
 
@@ -12,7 +13,8 @@ std::vector<std::unique_ptr<HardwareInterface>> makeRedfishInterfaces(HttpClient
   out.push_back(std::make_unique<RedfishPower>(http));
   out.push_back(std::make_unique<RedfishManagement>(http));
   out.push_back(std::make_unique<RedfishBios>(http));
-  out.push_back(std::make_unique<RedfishRaid>(std::move(http)));
+  out.push_back(std::make_unique<RedfishRaid>(http));
+  out.push_back(std::make_unique<RedfishVendor>(std::move(http)));
   return out;
 }
 

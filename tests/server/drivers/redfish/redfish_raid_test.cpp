@@ -664,7 +664,7 @@ TEST_CASE("the idrac-redfish names are the redfish implementations",
   CHECK(registry.find(InterfaceType::Inspect, "idrac-redfish") ==
         registry.find(InterfaceType::Inspect, "agent"));
   CHECK(registry.find(InterfaceType::Vendor, "idrac-redfish") ==
-        registry.find(InterfaceType::Vendor, "no-vendor"));
+        registry.find(InterfaceType::Vendor, "redfish"));
   // A name is taken once, as an implementation or as an alias.
   auto twice = registry.addAlias(InterfaceType::Raid, "idrac-redfish", "redfish");
   REQUIRE_FALSE(twice);
@@ -689,7 +689,7 @@ TEST_CASE("the idrac hardware type offers Ironic's idrac interface names",
   CHECK(at(InterfaceType::Bios) == V{"no-bios", "idrac-redfish", "redfish"});
   CHECK(at(InterfaceType::Boot) == V{"ipxe", "pxe", "idrac-redfish-virtual-media"});
   CHECK(at(InterfaceType::Raid) == V{"no-raid", "idrac-redfish", "agent"});
-  CHECK(at(InterfaceType::Vendor) == V{"no-vendor", "idrac-redfish"});
+  CHECK(at(InterfaceType::Vendor) == V{"idrac-redfish", "redfish", "no-vendor"});
   CHECK(at(InterfaceType::Firmware) == V{"redfish", "no-firmware"});
   const auto inspect = at(InterfaceType::Inspect);
   CHECK(std::find(inspect.begin(), inspect.end(), "agent") != inspect.end());
