@@ -1,7 +1,8 @@
 // File: agent/main.cpp
 //
 // kiln-agent's entry point: `kiln-agent write-image ...` writes one image by hand (benchmarks,
-// labs); otherwise the agent loop runs (agent/agent.h), configured from the arguments or, in
+// labs); `kiln-agent network-config FILE` configures the ramdisk's network from a
+// network_data.json (agent/network/network_data.h, run by image-build/init); otherwise the agent loop runs (agent/agent.h), configured from the arguments or, in
 // the ramdisk, from the kernel command line (agent/agent_config.h).
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include "agent/dns_resolver.h"
 #include "agent/hardware/hardware_manager.h"
 #include "agent/image/write_image_command.h"
+#include "agent/network/network_data.h"
 #include "shared/core/file.h"
 #include "shared/core/log.h"
 
@@ -26,6 +28,9 @@ int main(int argc, char** argv) {
   using namespace kiln::agent;
   if (argc >= 2 && std::strcmp(argv[1], "write-image") == 0) {
     return runWriteImageCommand(argc - 1, argv + 1);
+  }
+  if (argc >= 2 && std::strcmp(argv[1], "network-config") == 0) {
+    return runNetworkConfigCommand(argc - 1, argv + 1);
   }
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {

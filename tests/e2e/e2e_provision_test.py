@@ -52,6 +52,7 @@ import hashlib
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -363,13 +364,24 @@ def main():
         properties = {"capabilities": "boot_mode:%s" % args.firmware}
         if plain:
             properties["root_device"] = {"name": "/dev/vda"}
-        node = run.api("POST", "/v1/nodes", {
+        extra_fields = {}
+        if vmedia:
+            # A static address outside QEMU's DHCP pool (10.0.2.15 onwards) from the node's
+            # network_data, which rides on the boot ISO; the ramdisk must not ask DHCP for it.
+            extra_fields["network_data"] = {
+                "links": [{"id": "prov-nic", "type": "phy", "ethernet_mac_address": MAC}],
+                "networks": [{"id": "prov", "type": "ipv4", "link": "prov-nic",
+                              "ip_address": "10.0.2.50", "netmask": "255.255.255.0",
+                              "routes": [{"network": "0.0.0.0", "netmask": "0.0.0.0",
+                                          "gateway": "10.0.2.2"}]}],
+                "services": [{"type": "dns", "address": "10.0.2.3"}]}
+        node = run.api("POST", "/v1/nodes", dict(extra_fields, **{
             "name": "e2e-vm1", "driver": "redfish",
             "boot_interface": "redfish-virtual-media" if vmedia else ("pxe" if pxe else "ipxe"),
             "deploy_interface": "direct", "raid_interface": "agent",
             "properties": properties,
             "driver_info": {"redfish_address": bmc_url, "redfish_system_id": "/redfish/v1/Systems/vm1",
-                            "redfish_username": BMC_USER, "redfish_password": BMC_PASSWORD}})
+                            "redfish_username": BMC_USER, "redfish_password": BMC_PASSWORD}}))
         uuid = node["uuid"]
         run.api("POST", "/v1/ports", {"address": MAC, "node_uuid": uuid})
         run.api("POST", "/v1/deploy_templates", {"name": "CUSTOM_RAID1", "steps": [
@@ -486,6 +498,10 @@ def main():
             # network-booted, the CD is out again, and vda holds the image.
             serial = run.serial()
             assert "kiln: loading the agent from" in serial, "the agent did not boot from the ISO"
+            # Its network came from the ISO's network_data.json, not from DHCP.
+            assert re.search(r"kiln-ramdisk: network_data from /dev/\S+: static: \w+", serial), \
+                "the ramdisk did not configure its NIC from network_data"
+            assert "udhcpc: lease of" not in serial, "the ramdisk asked DHCP despite network_data"
             assert os.listdir(tftp) == [], os.listdir(tftp)
             cd = json.loads(redfish_get(bmc_url, "/redfish/v1/Managers/vm1/VirtualMedia/Cd"))
             assert not cd["Inserted"] and not cd.get("Image"), cd
@@ -498,7 +514,8 @@ def main():
                 length = image_size - (2 << 20)
                 assert f.read(length) == d.read(length), "vda does not hold the image's ESP"
             os.unlink(raw)
-            run.say("the agent booted from virtual media; the CD is ejected; vda holds the image")
+            run.say("the agent booted from virtual media with a static address from network_data; "
+                    "the CD is ejected; vda holds the image")
             return run.passed(" (virtual media)", ", UEFI, virtual media")
 
         # The disks from the host: both RAID members' first partition starts with the image

@@ -107,17 +107,20 @@ Result<void> buildBootIso(CommandRunner& runner, const BootIsoSpec& spec) {
   KILN_TRY_VOID(runTool(runner, {"mmd", "-i", efiImage, "::EFI", "::EFI/BOOT"}, "mtools"));
   KILN_TRY_VOID(runTool(runner, {"mcopy", "-i", efiImage, efi, "::EFI/BOOT/BOOTX64.EFI"}, "mtools"));
   const std::string partial = spec.output + ".partial";
-  KILN_TRY_VOID(runTool(runner,
-                        {"xorriso", "-as", "mkisofs", "-quiet", "-o", partial, "-V", kBootIsoLabel,
-                         "-J", "-r", "-graft-points", "-b", "isolinux/isolinux.bin", "-c",
-                         "isolinux/boot.cat", "-no-emul-boot", "-boot-load-size", "4",
-                         "-boot-info-table", "-eltorito-alt-boot", "-e", "efiboot.img",
-                         "-no-emul-boot", graft("isolinux/isolinux.bin", kIsolinuxBin),
-                         graft("isolinux/ldlinux.c32", kLdlinuxC32),
-                         graft("isolinux/isolinux.cfg", (work / "isolinux.cfg").string()),
-                         graft("efiboot.img", efiImage), graft("vmlinuz", spec.kernel),
-                         graft("initrd", spec.ramdisk), graft(spec.marker, (work / spec.marker).string())},
-                        "xorriso"));
+  std::vector<std::string> xorriso{
+      "xorriso", "-as", "mkisofs", "-quiet", "-o", partial, "-V", kBootIsoLabel, "-J", "-r",
+      "-graft-points", "-b", "isolinux/isolinux.bin", "-c", "isolinux/boot.cat", "-no-emul-boot",
+      "-boot-load-size", "4", "-boot-info-table", "-eltorito-alt-boot", "-e", "efiboot.img",
+      "-no-emul-boot", graft("isolinux/isolinux.bin", kIsolinuxBin),
+      graft("isolinux/ldlinux.c32", kLdlinuxC32),
+      graft("isolinux/isolinux.cfg", (work / "isolinux.cfg").string()),
+      graft("efiboot.img", efiImage), graft("vmlinuz", spec.kernel), graft("initrd", spec.ramdisk),
+      graft(spec.marker, (work / spec.marker).string())};
+  if (!spec.networkData.empty()) {
+    KILN_TRY_VOID(writeFile(work / "network_data.json", spec.networkData));
+    xorriso.push_back(graft(kNetworkDataIsoPath, (work / "network_data.json").string()));
+  }
+  KILN_TRY_VOID(runTool(runner, xorriso, "xorriso"));
   fs::rename(partial, spec.output, ec);
   if (ec) return internalError("cannot move the virtual media ISO to " + spec.output + ": " + ec.message());
   return {};

@@ -30,7 +30,16 @@ struct BootIsoSpec {
   std::string cmdline;  ///< the whole kernel command line
   std::string marker;   ///< a name unique to this ISO (the file GRUB searches for)
   std::string output;   ///< where the ISO is written (replaced)
+  /// The node's network_data (1.66) as JSON text, written to
+  /// /openstack/latest/network_data.json as Ironic does (the ramdisk configures its network
+  /// from it: image-build/init); "" = none.
+  std::string networkData;
 };
+
+/// Where buildBootIso puts BootIsoSpec::networkData, and the kernel argument the virtual media
+/// boot interface adds when it does (the ramdisk then reads the file from the CD).
+inline constexpr const char* kNetworkDataIsoPath = "openstack/latest/network_data.json";
+inline constexpr const char* kNetworkDataArgument = "kiln.network_data=vmedia";
 
 /// ISOLINUX's configuration: serial console, no prompt, one entry booting /vmlinuz with
 /// initrd=/initrd and `cmdline`. Pure.

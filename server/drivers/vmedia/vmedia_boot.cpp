@@ -13,6 +13,7 @@
 #include "server/drivers/redfish/redfish_virtual_media.h"
 #include "server/drivers/vmedia/boot_iso.h"
 #include "server/local_files.h"
+#include "server/model/node.h"
 
 namespace kiln::server::vmedia {
 
@@ -127,9 +128,18 @@ class RedfishVirtualMediaBoot final : public BootInterface {
       const std::string kernel = KILN_TRY(checkLocalFile(config, images.kernel));
       const std::string ramdisk = KILN_TRY(checkLocalFile(config, images.ramdisk));
       const std::string params = KILN_TRY(netboot::agentAppendParams(config, task.driverInfo));
-      const std::string cmdline = "kiln.api_url=" + netboot::configuredApiUrl(config) + " " + params;
+      std::string cmdline = "kiln.api_url=" + netboot::configuredApiUrl(config) + " " + params;
+      // The node's network_data (1.66) rides on the ISO, as Ironic injects it, for networks
+      // without DHCP; the ramdisk's init configures the NICs from it.
+      const json networkData = objectField(task.node, kNodeNetworkData);
+      std::string networkText;
+      if (networkData.is_object() && !networkData.empty()) {
+        networkText = networkData.dump(2);
+        cmdline += std::string(" ") + kNetworkDataArgument;
+      }
       KILN_TRY_VOID(buildBootIso(*commands_, BootIsoSpec{kernel, ramdisk, cmdline,
-                                                         "kiln-vmedia-" + task.uuid(), path}));
+                                                         "kiln-vmedia-" + task.uuid(), path,
+                                                         networkText}));
     }
     ::chmod(path.c_str(), 0644);
     task.internalInfo[kIsoKey] = name;
