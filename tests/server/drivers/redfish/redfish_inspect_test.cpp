@@ -1,7 +1,9 @@
 #include "server/drivers/redfish/redfish_inspect.h"
 
-#include <set>
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "server/drivers/fake/fake_interfaces.h"
