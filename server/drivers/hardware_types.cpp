@@ -106,10 +106,11 @@ constexpr ImplementationDef kImplementations[] = {
     {IT::Firmware, "redfish", kRedfishProperties},
     {IT::Inspect, "agent", {}},
     {IT::Inspect, "fake", {}},
-    // Ironic's idrac-redfish inspection is out-of-band; Kiln has no Redfish inspection yet, so
-    // the name inspects in-band, with the agent.
-    {IT::Inspect, "idrac-redfish", {}, false, "agent"},
+    // Ironic's idrac-redfish inspection is its out-of-band Redfish inspection plus Dell
+    // specifics; here it is the generic one.
+    {IT::Inspect, "idrac-redfish", kRedfishProperties, false, "redfish"},
     {IT::Inspect, "no-inspect", {}, true},
+    {IT::Inspect, "redfish", kRedfishProperties},
     {IT::Management, "fake", {}},
     {IT::Management, "idrac-redfish", kRedfishProperties, false, "redfish"},
     {IT::Management, "ipmitool", kIpmiProperties},
@@ -176,6 +177,9 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
     redfish.supported[static_cast<size_t>(IT::Raid)] = {"no-raid", "redfish", "agent"};
     // Ironic's order: the redfish vendor interface (event subscriptions, which Metal3 uses) first.
     redfish.supported[static_cast<size_t>(IT::Vendor)] = {"redfish", "no-vendor"};
+    // Ironic lists redfish first; no-inspect stays first here (the default, unchanged), and
+    // Metal3 names its inspect_interface (agent, or redfish for its fast inspection).
+    redfish.supported[static_cast<size_t>(IT::Inspect)] = {"no-inspect", "agent", "redfish"};
     v.push_back(redfish);
     // Ironic's idrac hardware type: Dell's names for the Redfish implementations (aliases, see
     // kImplementations), with the same choices as the redfish type. Not enabled by default, as

@@ -365,6 +365,7 @@ struct RedfishTestServer::State {
     if (s.bios) system["Bios"] = {{"@odata.id", s.path() + "/Bios"}};
     if (!s.biosVersion.empty()) system["BiosVersion"] = s.biosVersion;
     if (!s.storage.empty()) system["Storage"] = {{"@odata.id", s.path() + "/Storage"}};
+    renderHardware(s, system);
     return system;
   }
 
@@ -545,6 +546,120 @@ struct RedfishTestServer::State {
       }
     }
     return std::nullopt;
+  }
+
+  // ---- hardware inventory: vendor, summaries, Processors, EthernetInterfaces, SimpleStorage ----
+
+  /// The system's own inventory properties and the links to its inventory collections.
+  static void renderHardware(const RedfishSystemState& s, json& system) {
+    const RedfishHardware& h = s.hardware;
+    if (!h.manufacturer.empty()) system["Manufacturer"] = h.manufacturer;
+    if (!h.model.empty()) system["Model"] = h.model;
+    if (!h.serialNumber.empty()) system["SerialNumber"] = h.serialNumber;
+    if (h.processorCount >= 0) system["ProcessorSummary"] = {{"Count", h.processorCount}};
+    if (h.memoryGiB >= 0) system["MemorySummary"] = {{"TotalSystemMemoryGiB", h.memoryGiB}};
+    if (!h.processors.empty()) system["Processors"] = {{"@odata.id", s.path() + "/Processors"}};
+    if (!h.ethernetInterfaces.empty()) {
+      system["EthernetInterfaces"] = {{"@odata.id", s.path() + "/EthernetInterfaces"}};
+    }
+    if (!h.simpleStorage.empty()) {
+      system["SimpleStorage"] = {{"@odata.id", s.path() + "/SimpleStorage"}};
+    }
+  }
+
+  static json renderProcessor(const std::string& path, const RedfishProcessor& p) {
+    json body = {{"@odata.id", path},
+                 {"@odata.type", "#Processor.v1_7_0.Processor"},
+                 {"Id", p.id},
+                 {"Name", "Processor " + p.id}};
+    for (const auto& [key, value] :
+         {std::pair{"ProcessorType", &p.processorType},
+          std::pair{"ProcessorArchitecture", &p.architecture},
+          std::pair{"InstructionSet", &p.instructionSet}, std::pair{"Model", &p.model}}) {
+      if (!value->empty()) body[key] = *value;
+    }
+    for (const auto& [key, value] :
+         {std::pair{"MaxSpeedMHz", p.maxSpeedMhz}, std::pair{"TotalCores", p.totalCores},
+          std::pair{"TotalThreads", p.totalThreads}}) {
+      if (value != 0) body[key] = value;
+    }
+    return body;
+  }
+
+  static json renderEthernetInterface(const std::string& path, const RedfishEthernetInterface& n) {
+    json body = {{"@odata.id", path},
+                 {"@odata.type", "#EthernetInterface.v1_6_0.EthernetInterface"},
+                 {"Id", n.id},
+                 {"Name", "Ethernet interface " + n.id}};
+    if (!n.macAddress.empty()) body["MACAddress"] = n.macAddress;
+    if (!n.permanentMacAddress.empty()) body["PermanentMACAddress"] = n.permanentMacAddress;
+    if (n.speedMbps != 0) body["SpeedMbps"] = n.speedMbps;
+    if (!n.linkStatus.empty()) body["LinkStatus"] = n.linkStatus;
+    return body;
+  }
+
+  static json renderSimpleStorage(const std::string& path, const RedfishSimpleStorage& st) {
+    json devices = json::array();
+    for (const auto& d : st.devices) {
+      devices.push_back({{"Name", d.name},
+                         {"CapacityBytes", d.capacityBytes},
+                         {"Status", {{"State", d.state}, {"Health", "OK"}}}});
+    }
+    return {{"@odata.id", path},
+            {"@odata.type", "#SimpleStorage.v1_2_0.SimpleStorage"},
+            {"Id", st.id},
+            {"Name", "Simple storage " + st.id},
+            {"Devices", devices}};
+  }
+
+  /// <system>/Processors, /EthernetInterfaces, /SimpleStorage and their members (GET only);
+  /// nullopt when `path` is none of them.
+  static std::optional<Reply> routeHardware(const RedfishSystemState& s,
+                                            const RecordedRequest& request,
+                                            const std::string& path) {
+    const RedfishHardware& h = s.hardware;
+    std::optional<json> body;
+    auto collection = [&](const std::string& base, const std::string& type,
+                          const std::vector<std::string>& ids) {
+      json members = json::array();
+      for (const auto& id : ids) members.push_back({{"@odata.id", base + "/" + id}});
+      return json{{"@odata.id", base},
+                  {"@odata.type", "#" + type + "Collection." + type + "Collection"},
+                  {"Members@odata.count", members.size()},
+                  {"Members", members}};
+    };
+    if (!h.processors.empty()) {
+      const std::string base = s.path() + "/Processors";
+      std::vector<std::string> ids;
+      for (const auto& p : h.processors) {
+        ids.push_back(p.id);
+        if (path == base + "/" + p.id) body = renderProcessor(path, p);
+      }
+      if (path == base) body = collection(base, "Processor", ids);
+    }
+    if (!h.ethernetInterfaces.empty()) {
+      const std::string base = s.path() + "/EthernetInterfaces";
+      std::vector<std::string> ids;
+      for (const auto& n : h.ethernetInterfaces) {
+        ids.push_back(n.id);
+        if (path == base + "/" + n.id) body = renderEthernetInterface(path, n);
+      }
+      if (path == base) body = collection(base, "EthernetInterface", ids);
+    }
+    if (!h.simpleStorage.empty()) {
+      const std::string base = s.path() + "/SimpleStorage";
+      std::vector<std::string> ids;
+      for (const auto& st : h.simpleStorage) {
+        ids.push_back(st.id);
+        if (path == base + "/" + st.id) body = renderSimpleStorage(path, st);
+      }
+      if (path == base) body = collection(base, "SimpleStorage", ids);
+    }
+    if (!body) return std::nullopt;
+    if (request.method != "GET") {
+      return redfishError(405, "ActionNotSupported", "Method not allowed.");
+    }
+    return jsonReply(200, *body);
   }
 
   // ---- RAID: Storage, Drives, Volumes and their tasks ----
@@ -1257,6 +1372,7 @@ struct RedfishTestServer::State {
       }
       if (auto reply = routeNetworkAdapters(e.state, request, path)) return *reply;
       if (auto reply = routeStorage(e.state, request, path)) return *reply;
+      if (auto reply = routeHardware(e.state, request, path)) return *reply;
       if (e.state.bios && path == e.state.path() + "/Bios") {
         if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
         return jsonReply(200, renderBios(e.state));

@@ -105,6 +105,59 @@ struct RedfishStorage {
   bool taskFails = false;
 };
 
+// ---- hardware inventory (the redfish inspect interface) ----
+
+/// A processor of a system (<system>/Processors/<id>). Empty strings and zeros are not
+/// reported.
+struct RedfishProcessor {
+  std::string id = "CPU1";
+  std::string processorType = "CPU";         ///< ProcessorType
+  std::string architecture = "x86";          ///< ProcessorArchitecture
+  std::string instructionSet = "x86-64";     ///< InstructionSet
+  std::string model = "Kiln Test CPU 2000";  ///< Model
+  int maxSpeedMhz = 2000;                    ///< MaxSpeedMHz
+  int totalCores = 4;                        ///< TotalCores
+  int totalThreads = 8;                      ///< TotalThreads
+};
+
+/// An EthernetInterface of a system (<system>/EthernetInterfaces/<id>). Empty strings and
+/// zeros are not reported.
+struct RedfishEthernetInterface {
+  std::string id;
+  std::string macAddress;           ///< MACAddress
+  std::string permanentMacAddress;  ///< PermanentMACAddress
+  int speedMbps = 0;                ///< SpeedMbps
+  std::string linkStatus;           ///< LinkStatus: "LinkUp", "LinkDown", "NoLink"
+};
+
+/// A device of a SimpleStorage controller (its Devices array).
+struct RedfishSimpleStorageDevice {
+  std::string name;
+  int64_t capacityBytes = 0;
+  std::string state = "Enabled";  ///< Status.State
+};
+
+/// A SimpleStorage controller of a system (<system>/SimpleStorage/<id>).
+struct RedfishSimpleStorage {
+  std::string id = "1";
+  std::vector<RedfishSimpleStorageDevice> devices;
+};
+
+/// What a system reports about its hardware. The defaults describe a small server (two 8-thread
+/// x86-64 processors, 32 GiB, one NIC, no SimpleStorage); empty strings, negative numbers and
+/// empty lists leave a property or a link out.
+struct RedfishHardware {
+  std::string manufacturer = "Kiln";       ///< Manufacturer
+  std::string model = "Test Server";       ///< Model
+  std::string serialNumber = "KILN-0001";  ///< SerialNumber
+  int processorCount = 2;                  ///< ProcessorSummary.Count
+  double memoryGiB = 32;                   ///< MemorySummary.TotalSystemMemoryGiB
+  std::vector<RedfishProcessor> processors = {RedfishProcessor{}, RedfishProcessor{.id = "CPU2"}};
+  std::vector<RedfishEthernetInterface> ethernetInterfaces = {
+      {"NIC.1", "52:54:00:12:34:56", "52:54:00:12:34:56", 10000, "LinkUp"}};
+  std::vector<RedfishSimpleStorage> simpleStorage;  ///< <system>/SimpleStorage
+};
+
 /// One ComputerSystem of the test BMC.
 struct RedfishSystemState {
   std::string id = "1";                  ///< served at /redfish/v1/Systems/<id>
@@ -168,6 +221,9 @@ struct RedfishSystemState {
   /// RAID (the redfish raid interface): the Storage collection (<system>/Storage); empty = the
   /// system links none.
   std::vector<RedfishStorage> storage;
+  /// The hardware inventory (also the system's Manufacturer, Model and SerialNumber); the
+  /// firmware version is biosVersion above.
+  RedfishHardware hardware;
 
   /// "/redfish/v1/Systems/<id>".
   std::string path() const { return "/redfish/v1/Systems/" + id; }

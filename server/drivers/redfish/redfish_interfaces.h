@@ -1,7 +1,7 @@
 // File: server/drivers/redfish/redfish_interfaces.h
 //
-// The redfish hardware type's own implementations: "redfish" power, management, bios and raid
-// (the idrac hardware type uses them too, under its own names: hardware_types.cpp).
+// The redfish hardware type's own implementations: "redfish" power, management, bios, inspect
+// and raid (the idrac hardware type uses them too, under its own names: hardware_types.cpp).
 #pragma once
 
 #include <memory>
@@ -12,8 +12,8 @@
 
 namespace kiln::server {
 
-/// RedfishPower, RedfishManagement, RedfishBios and RedfishRaid sharing `http` (the outbound
-/// client; never null).
+/// RedfishPower, RedfishManagement, RedfishBios, RedfishInspect and RedfishRaid sharing `http`
+/// (the outbound client; never null).
 std::vector<std::unique_ptr<HardwareInterface>> makeRedfishInterfaces(HttpClientPtr http);
 
 }  // namespace kiln::server

@@ -258,11 +258,11 @@ TEST_CASE("RedfishPower validates driver_info without contacting the BMC",
   CHECK(f.bmc.requests().empty());
 }
 
-TEST_CASE("makeRedfishInterfaces makes the redfish power, management, bios, raid and vendor "
-          "interfaces",
+TEST_CASE("makeRedfishInterfaces makes the redfish power, management, bios, inspect, raid and "
+          "vendor interfaces",
           "[server][drivers][redfish]") {
   auto impls = makeRedfishInterfaces(makeHttpClient());
-  REQUIRE(impls.size() == 5);
+  REQUIRE(impls.size() == 6);
   CHECK(impls[0]->type() == InterfaceType::Power);
   CHECK(impls[0]->name() == "redfish");
   CHECK(impls[1]->type() == InterfaceType::Management);
@@ -270,10 +270,12 @@ TEST_CASE("makeRedfishInterfaces makes the redfish power, management, bios, raid
   CHECK(impls[2]->type() == InterfaceType::Bios);
   CHECK(impls[2]->name() == "redfish");
   CHECK(dynamic_cast<BiosInterface*>(impls[2].get()));
-  CHECK(impls[3]->type() == InterfaceType::Raid);
+  CHECK(impls[3]->type() == InterfaceType::Inspect);
   CHECK(impls[3]->name() == "redfish");
-  CHECK(impls[4]->type() == InterfaceType::Vendor);
+  CHECK(impls[4]->type() == InterfaceType::Raid);
   CHECK(impls[4]->name() == "redfish");
+  CHECK(impls[5]->type() == InterfaceType::Vendor);
+  CHECK(impls[5]->name() == "redfish");
   auto* power = dynamic_cast<PowerInterface*>(impls[0].get());
   REQUIRE(power);
   CHECK(power->supportedPowerStates() == std::vector<std::string>{"power on", "power off",

@@ -652,7 +652,7 @@ TEST_CASE("the idrac-redfish names are the redfish implementations",
                                     {std::make_shared<ProcessCommandRunner>(), makeHttpClient()}));
   REQUIRE(registry.checkComplete());
   for (auto type : {InterfaceType::Raid, InterfaceType::Power, InterfaceType::Management,
-                    InterfaceType::Bios}) {
+                    InterfaceType::Bios, InterfaceType::Inspect}) {
     INFO(interfaceInfo(type).name);
     HardwareInterface* alias = registry.find(type, "idrac-redfish");
     REQUIRE(alias);
@@ -661,8 +661,6 @@ TEST_CASE("the idrac-redfish names are the redfish implementations",
   }
   CHECK(registry.find(InterfaceType::Boot, "idrac-redfish-virtual-media") ==
         registry.find(InterfaceType::Boot, "redfish-virtual-media"));
-  CHECK(registry.find(InterfaceType::Inspect, "idrac-redfish") ==
-        registry.find(InterfaceType::Inspect, "agent"));
   CHECK(registry.find(InterfaceType::Vendor, "idrac-redfish") ==
         registry.find(InterfaceType::Vendor, "redfish"));
   // A name is taken once, as an implementation or as an alias.
