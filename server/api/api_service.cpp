@@ -1,5 +1,6 @@
 #include "server/api/api_service.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "server/api/agent_handlers.h"
@@ -21,6 +22,7 @@
 #include "server/api/vendor_handlers.h"
 #include "server/api/vif_handlers.h"
 #include "server/api/version.h"
+#include "shared/core/strings.h"
 #include "server/api/volume_handlers.h"
 #include "server/model/versions.h"
 
@@ -471,13 +473,20 @@ ApiResponse ApiService::handle(const ApiRequest& request) {
 
 ApiResponse ApiService::dispatch(const ApiRequest& request) {
   std::vector<std::string> segments = normalizePath(request.path);
-  // Below 1.91 Ironic's JsonExtensionMiddleware strips a trailing ".json" (only when the
-  // request names a version; with no header nothing is stripped).
-  if (!segments.empty() && segments.back().size() > 5 && segments.back().ends_with(".json") &&
-      (request.header("openstack-api-version") ||
-       request.header("x-openstack-ironic-api-version"))) {
-    if (auto v = negotiateVersion(request); v && *v < ver::k91DotJson) {
-      segments.back().resize(segments.back().size() - 5);
+  // Below 1.91 Ironic's JsonExtensionMiddleware strips a trailing ".json". It reads only
+  // X-OpenStack-Ironic-API-Version (not OpenStack-API-Version): without it, or with a minor
+  // version of 0 or one it cannot parse, nothing is stripped.
+  if (!segments.empty() && segments.back().size() > 5 && segments.back().ends_with(".json")) {
+    if (auto legacy = request.header("x-openstack-ironic-api-version")) {
+      const std::string text = trim(*legacy);
+      const size_t dot = text.find('.');
+      int minor = 0;
+      if (dot != std::string::npos && dot + 1 < text.size() && text.size() - dot - 1 <= 6 &&
+          std::all_of(text.begin() + static_cast<std::ptrdiff_t>(dot) + 1, text.end(),
+                      [](char c) { return c >= '0' && c <= '9'; })) {
+        minor = std::stoi(text.substr(dot + 1));
+      }
+      if (minor > 0 && minor < ver::k91DotJson) segments.back().resize(segments.back().size() - 5);
     }
   }
   const bool isRoot = segments.empty();

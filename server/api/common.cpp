@@ -132,7 +132,7 @@ Json recordToJson(const Schema& schema, const Record& record) {
 
 Result<Record> recordFromBody(const Schema& schema, const Json& body, int version,
                               std::initializer_list<std::string_view> required,
-                              std::string_view what) {
+                              std::string_view what, NewerFields rule) {
   const std::string prefix = "Schema error for " + std::string(what) + ": ";
   if (!body.is_object()) {
     return invalid(prefix + maskedRepr(body) + " is not of type 'object'");
@@ -151,7 +151,10 @@ Result<Record> recordFromBody(const Schema& schema, const Json& body, int versio
     }
     const auto& f = schema[idx];
     const Json& v = it.value();
-    const bool empty = v.is_null() || (v.is_string() && v.get_ref<const std::string&>().empty());
+    const bool emptyString = v.is_string() && v.get_ref<const std::string&>().empty();
+    const bool empty = rule == NewerFields::EmptyAccepted ? v.is_null() || emptyString
+                       : f.name == "conductor_group"      ? emptyString
+                                                          : v.is_null();
     if (f.since > version && !f.has(kWritableBeforeSince)) {
       if (empty) continue;
       return fail(ErrorCode::NotAcceptable,
@@ -164,7 +167,7 @@ Result<Record> recordFromBody(const Schema& schema, const Json& body, int versio
 }
 
 Result<Record> patchRecord(const Schema& schema, const Record& record, const Patch& patch,
-                           int version) {
+                           int version, NewerFields rule) {
   std::vector<std::string> allowed;
   for (size_t i = 0; i < schema.size(); ++i) {
     if (schema[i].has(kPatchable)) allowed.emplace_back(schema[i].name);
@@ -177,7 +180,8 @@ Result<Record> patchRecord(const Schema& schema, const Record& record, const Pat
       for (const auto& a : allowed) list += list.empty() ? a : ", " + a;
       return invalid("Cannot patch " + op.path + ". Only the following can be updated: " + list);
     }
-    if (schema[idx].since > version && !schema[idx].has(kWritableBeforeSince)) {
+    const bool removal = rule == NewerFields::IronicNode && op.op == "remove";
+    if (schema[idx].since > version && !schema[idx].has(kWritableBeforeSince) && !removal) {
       return fail(ErrorCode::NotAcceptable,
                   "Request not acceptable. Field " + op.tokens.front() +
                       " requires API version 1." + std::to_string(schema[idx].since) +
@@ -262,14 +266,15 @@ Result<ListRequest> parseListRequest(const RequestContext& ctx, RecordStore& sto
     const int idx = schema.indexOf(*key);
     const bool banned = std::find(options.invalidSortKeys.begin(), options.invalidSortKeys.end(),
                                   *key) != options.invalidSortKeys.end();
+    // As Ironic: a field newer than the request is 406 before the sortability check.
+    if (idx >= 0 && schema[idx].since > ctx.version && !schema[idx].has(kWritableBeforeSince)) {
+      return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
+    }
     if (banned || (idx >= 0 && !schema[idx].has(kSortable))) {
       return invalid("The sort_key value " + *key + " is an invalid field for sorting");
     }
     if (idx < 0) {
       return invalid("The sort_key value \"" + *key + "\" is an invalid field for sorting");
-    }
-    if (schema[idx].since > ctx.version) {
-      return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
     }
     out.query.sortField = idx;
   }

@@ -77,19 +77,30 @@ void renderRecord(JsonWriter& w, const Schema& schema, const Record& record, con
 /// The record's stored, non-internal fields as a JSON object (the document a PATCH edits).
 Json recordToJson(const Schema& schema, const Record& record);
 
+/// How POST and PATCH treat fields newer than the request's version (406 otherwise).
+enum class NewerFields {
+  /// POST: null or "" is taken as absent. PATCH: any op on the field is 406.
+  EmptyAccepted,
+  /// Ironic's node controller (reject_fields_in_newer_versions and
+  /// reject_patch_in_newer_versions): POST takes null only ("" for conductor_group, which
+  /// then refuses null); PATCH takes `remove` (the field returns to its default).
+  IronicNode,
+};
+
 /// Builds a record from a POST body: the body must be an object whose keys are creatable
-/// fields of the schema; fields newer than the version with non-empty values give 406; types are
-/// checked; `required` keys must be present. `what` names the object in messages ("node").
+/// fields of the schema; fields newer than the version with values `rule` does not take give
+/// 406; types are checked; `required` keys must be present. `what` names the object in
+/// messages ("node").
 Result<Record> recordFromBody(const Schema& schema, const Json& body, int version,
                               std::initializer_list<std::string_view> required,
-                              std::string_view what);
+                              std::string_view what, NewerFields rule = NewerFields::EmptyAccepted);
 
 /// Applies an Ironic PATCH to a copy of `record`: every op's root must be a patchable field
 /// visible at the version ("Cannot patch /x. Only the following can be updated: ..."), the
 /// ops apply in order, and each patchable field is read back with type checks (a removed root
 /// field returns to its default). The result still needs resource-specific validation.
 Result<Record> patchRecord(const Schema& schema, const Record& record, const Patch& patch,
-                           int version);
+                           int version, NewerFields rule = NewerFields::EmptyAccepted);
 
 /// The fields a single-resource GET renders: everything visible at the version, or the
 /// `fields=` selection (1.8+) plus the links.

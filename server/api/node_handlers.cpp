@@ -397,7 +397,8 @@ Result<void> NodeHandlers::checkCommonFields(Transaction& tx, Record& node, cons
 
 Result<ApiResponse> NodeHandlers::create(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
-  Record node = KILN_TRY(recordFromBody(nodeSchema(), body, ctx.version, {"driver"}, "node"));
+  Record node = KILN_TRY(recordFromBody(nodeSchema(), body, ctx.version, {"driver"}, "node",
+                                          NewerFields::IronicNode));
   KILN_TRY_VOID(assignUuid(node));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     node.setText(kNodeProvisionState,
@@ -447,7 +448,8 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
         return conflict("Cannot update node \"" + before.uuid() + "\" while it is in state \"inspecting\".");
       }
     }
-    Record node = KILN_TRY(patchRecord(nodeSchema(), before, patch, ctx.version));
+    Record node = KILN_TRY(patchRecord(nodeSchema(), before, patch, ctx.version,
+                                           NewerFields::IronicNode));
     KILN_TRY_VOID(checkCommonFields(tx, node, ident, false));
 
     bool interfacesChanged = false;

@@ -48,8 +48,9 @@ enum FieldFlag : uint32_t {
   /// Rendered at every version, as Ironic renders it before the microversion that introduced
   /// it (port group mode, properties, ports); fields=, POST and PATCH still need the version.
   kShownBeforeSince = 1u << 9,
-  /// Hidden below its version, but fields=, POST and PATCH take it at every version (fields=
-  /// then just leaves it out), as Ironic treats port group physical_network and category.
+  /// Hidden below its version, but fields=, sort_key, POST and PATCH take it at every version
+  /// (fields= then just leaves it out), as Ironic treats port group physical_network and
+  /// category.
   kWritableBeforeSince = 1u << 10,
 };
 

@@ -5,9 +5,8 @@
 // media routes; .json without a version header (1.91); disable_power_off in PATCH and fields=
 // (1.95); the new node, port and port group fields as sort_key the version before; a null new
 // field in an older node POST. These tests need the server to serve 1.115 (ver::kMax).
-//
-// A TEST_CASE tagged [!mayfail] pins Ironic's behaviour where Kiln answers differently (the
-// comment above it names the Ironic source); the server is not changed here.
+// Where Kiln answered differently from Ironic when these were written, the comment above the
+// TEST_CASE names the Ironic source it follows.
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -206,7 +205,7 @@ TEST_CASE("API 1.91: without a version header a trailing .json is never stripped
 // OpenStack-API-Version alone is served at 1.90 but its path keeps ".json". Kiln's
 // ApiService::dispatch strips it for either header.
 TEST_CASE("API 1.91: OpenStack-API-Version below 1.91 does not strip .json, as Ironic",
-          "[server][api][microversions][!mayfail]") {
+          "[server][api][microversions]") {
   TestApi api;
   api.version = v(ver::k91DotJson);
   const std::string suffixed = api.createNode({{"name", "test.json"}})["uuid"];
@@ -298,7 +297,7 @@ TEST_CASE("API 1.87: service_step is no sort key", "[server][api][microversions]
 // service_step is 406 (VERSIONED_FIELDS has service_step at 1.87). Kiln's parseListRequest
 // (server/api/common.cpp) checks the invalid sort keys first and answers 400.
 TEST_CASE("API 1.87: below it sort_key=service_step is 406, as Ironic",
-          "[server][api][microversions][!mayfail]") {
+          "[server][api][microversions]") {
   TestApi api;
   api.version = v(ver::k87Service - 1);
   api.createNode();
@@ -339,7 +338,7 @@ TEST_CASE("API 1.82 to 1.104: a node POST below a field's version may send it as
 // 1.82 is 406. Kiln's recordFromBody (server/api/common.cpp) skips "" like null and creates the
 // node.
 TEST_CASE("API 1.82: below it a node POST with an empty shard is 406, as Ironic",
-          "[server][api][microversions][!mayfail]") {
+          "[server][api][microversions]") {
   TestApi api;
   api.version = v(ver::k82NodeShard - 1);
   CHECK(api.post("/v1/nodes", {{"driver", "fake-hardware"}, {"name", "empty-shard"}, {"shard", ""}})
@@ -352,7 +351,7 @@ TEST_CASE("API 1.82: below it a node POST with an empty shard is 406, as Ironic"
 // sets the removed field to None: an older client may remove a newer field it cannot see.
 // Kiln's patchRecord (server/api/common.cpp) answers 406 to any operation on it.
 TEST_CASE("API 1.82: below it a node PATCH may remove the shard, as Ironic",
-          "[server][api][microversions][!mayfail]") {
+          "[server][api][microversions]") {
   TestApi api;
   api.version = v(ver::k82NodeShard);
   api.createNode({{"name", "sharded"}, {"shard", "a"}});
@@ -399,7 +398,7 @@ TEST_CASE("API 1.88 to 1.111: new port and port group fields sort from their ver
 // (microversions_1_102_plus_test.cpp). Kiln's parseListRequest answers 406.
 TEST_CASE("API 1.102 and 1.103: port groups sort by physical_network and category before "
           "those versions, as Ironic",
-          "[server][api][microversions][!mayfail]") {
+          "[server][api][microversions]") {
   TestApi api;
   api.version = v(ver::kMax);
   createPortgroup(api, api.createNode()["uuid"], "pg-old-sort");
