@@ -618,12 +618,12 @@ Result<CleaningStepsView> Conductor::cleaningSteps(const std::string& uuid, int 
   auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
   TaskContext task = KILN_TRY(loadTask(*tx, uuid));
   auto driver = KILN_TRY(driverFor(task.node));
-  const json* agent = task.internalInfo.contains("agent_cached_clean_steps")
-                          ? &task.internalInfo["agent_cached_clean_steps"]
-                          : nullptr;
+  const json* agentSteps = task.internalInfo.contains(agent::kCachedCleanSteps)
+                               ? &task.internalInfo[agent::kCachedCleanSteps]
+                               : nullptr;
   CleaningStepsView view;
-  for (auto& s : availableSteps(driver, StepKind::Clean, overrides_, agent)) {
-    if (s.requiresRamdisk && !agent) {
+  for (auto& s : availableSteps(driver, StepKind::Clean, overrides_, agentSteps, &task.log)) {
+    if (s.requiresRamdisk && !agentSteps) {
       view.complete = false;  // the agent has not reported its steps yet
       continue;
     }
@@ -887,8 +887,8 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
       task.log.info("automated cleaning disabled");
       return finishCleaning(task);
     }
-    const json* agent = info.contains("agent_cached_clean_steps") ? &info["agent_cached_clean_steps"] : nullptr;
-    const auto available = availableSteps(*task.driver, StepKind::Clean, overrides_, agent);
+    const json* agentSteps = info.contains(agent::kCachedCleanSteps) ? &info[agent::kCachedCleanSteps] : nullptr;
+    const auto available = availableSteps(*task.driver, StepKind::Clean, overrides_, agentSteps, &task.log);
     std::vector<PlannedStep> plan;
     if (manual) {
       auto planned = manualCleanPlan(info["clean_steps_requested"], available);
@@ -981,8 +981,8 @@ Result<Conductor::Next> Conductor::doDeploying(TaskContext& task) {
       return failFlow(task, "Failed to plan the deployment of node " + task.uuid() + ": " + templateError);
     }
     const json user = info.contains("user_deploy_steps") ? info["user_deploy_steps"] : json();
-    const json* agent = info.contains("agent_cached_deploy_steps") ? &info["agent_cached_deploy_steps"] : nullptr;
-    const auto available = availableSteps(*task.driver, StepKind::Deploy, overrides_, agent);
+    const json* agentSteps = info.contains(agent::kCachedDeploySteps) ? &info[agent::kCachedDeploySteps] : nullptr;
+    const auto available = availableSteps(*task.driver, StepKind::Deploy, overrides_, agentSteps, &task.log);
     auto plan = deployPlan(available, templateSteps, user);
     if (!plan) {
       return failFlow(task, "Failed to plan the deployment of node " + task.uuid() + ": " +

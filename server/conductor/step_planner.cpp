@@ -5,6 +5,7 @@
 
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
+#include "shared/step/step.h"
 
 namespace kiln::server {
 namespace {
@@ -132,7 +133,7 @@ void orderSteps(std::vector<PlannedStep>& steps) {
 
 std::vector<AvailableStep> availableSteps(const NodeDriver& driver, StepKind kind,
                                           const PriorityOverrides& overrides,
-                                          const json* agentSteps) {
+                                          const json* agentSteps, const Logger* log) {
   std::vector<AvailableStep> out;
   static const std::map<std::string, int> kNone;
   const auto& over = kind == StepKind::Clean    ? overrides.clean
@@ -156,22 +157,17 @@ std::vector<AvailableStep> availableSteps(const NodeDriver& driver, StepKind kin
     }
   }
   if (haveAgent) {
-    for (auto it = agentSteps->begin(); it != agentSteps->end(); ++it) {
-      if (!it.value().is_array()) continue;
-      for (const auto& s : it.value()) {
-        if (!s.is_object() || !s.contains("step") || !s["step"].is_string()) continue;
-        AvailableStep a;
-        a.interface = s.value("interface", it.key());
-        a.step = s["step"].get<std::string>();
-        a.priority = s.value("priority", 0);
-        a.abortable = s.value("abortable", false);
-        a.requiresRamdisk = true;
-        if (s.contains("argsinfo") && s["argsinfo"].is_object()) {
-          for (auto arg = s["argsinfo"].begin(); arg != s["argsinfo"].end(); ++arg) {
-            a.argsinfo.push_back({arg.key(), arg.value().value("description", ""),
-                                  arg.value().value("required", false)});
-          }
-        }
+    // Read through the shared step model: an entry the agent got wrong is left out (so that
+    // step is unknown to the plan) and logged, rather than guessed at.
+    const ReadSteps reported = readSteps(*agentSteps);
+    if (log) {
+      for (const auto& problem : reported.rejected) {
+        log->warning("left out a step of the agent's catalogue", {{"reason", problem}});
+      }
+    }
+    for (const auto& [iface, steps] : reported.steps) {
+      for (const auto& d : steps) {
+        AvailableStep a{d.interface, d.step, d.priority, d.abortable, true, d.argsinfo};
         if (auto o = over.find(a.interface + "." + a.step); o != over.end()) a.priority = o->second;
         if (!findStep(out, a.interface, a.step)) out.push_back(std::move(a));
       }

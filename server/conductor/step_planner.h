@@ -23,6 +23,7 @@
 
 #include "server/drivers/interfaces.h"
 #include "shared/core/error.h"
+#include "shared/core/log.h"
 
 namespace kiln::server {
 
@@ -66,10 +67,14 @@ std::vector<AvailableStep> flowSteps();
 
 /// The steps of one kind the node's interfaces offer, with overrides applied, plus the flow
 /// steps. `agentSteps` (driver_internal_info.agent_cached_<kind>_steps, keyed by interface)
-/// replaces the statically declared in-band steps when the agent has reported.
+/// replaces the statically declared in-band steps when the agent has reported. It is read
+/// through the shared step model (kiln::readSteps): a malformed entry is left out, so the
+/// step is unknown to the plan (a request naming it gets "does not support"), and each one
+/// left out is a warning on `log` when given.
 std::vector<AvailableStep> availableSteps(const NodeDriver& driver, StepKind kind,
                                           const PriorityOverrides& overrides,
-                                          const nlohmann::json* agentSteps = nullptr);
+                                          const nlohmann::json* agentSteps = nullptr,
+                                          const Logger* log = nullptr);
 
 /// The declaration of interface.step among the node's interface implementations; nullptr when
 /// none declares it (a step only the agent reported, or a flow step).
