@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "server/model/resources.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 #include "shared/step/step.h"
@@ -124,12 +125,21 @@ int interfacePriority(std::string_view iface) {
   return 0;
 }
 
-void orderSteps(std::vector<PlannedStep>& steps) {
-  std::stable_sort(steps.begin(), steps.end(), [](const PlannedStep& a, const PlannedStep& b) {
+namespace {
+
+template <typename Step>
+void byPriority(std::vector<Step>& steps) {
+  std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
     if (a.priority != b.priority) return a.priority > b.priority;
     return interfacePriority(a.interface) > interfacePriority(b.interface);
   });
 }
+
+}  // namespace
+
+void orderSteps(std::vector<PlannedStep>& steps) { byPriority(steps); }
+
+void orderSteps(std::vector<AvailableStep>& steps) { byPriority(steps); }
 
 std::vector<AvailableStep> availableSteps(const NodeDriver& driver, StepKind kind,
                                           const PriorityOverrides& overrides,
@@ -209,6 +219,44 @@ Result<std::vector<PlannedStep>> manualCleanPlan(const json& requested,
   }
   KILN_TRY_VOID(joined(errors));
   return plan;
+}
+
+std::vector<std::string> instanceTraits(const json& instanceInfo) {
+  std::vector<std::string> names;
+  if (!instanceInfo.is_object()) return names;
+  auto it = instanceInfo.find("traits");
+  if (it == instanceInfo.end() || !it->is_array()) return names;
+  for (const auto& t : *it) {
+    if (t.is_string()) names.push_back(t.get<std::string>());
+  }
+  return names;
+}
+
+Result<std::vector<TemplateStep>> templateSteps(const Record& deployTemplate) {
+  const std::string& name = deployTemplate.str(kDtName);
+  auto parsed = parseJson(deployTemplate.str(kDtSteps), "the stored value");
+  if (!parsed || !parsed->is_array()) {
+    return internalError("The steps of deploy template " + name +
+                         " stored in the database are not a JSON array" +
+                         (parsed ? std::string() : " (" + parsed.error().message + ")"));
+  }
+  std::vector<TemplateStep> out;
+  for (auto& s : *parsed) out.push_back({std::move(s), name});
+  return out;
+}
+
+Result<std::vector<TemplateStep>> selectTemplateSteps(const std::vector<Record>& templates,
+                                                      const std::vector<std::string>& traits) {
+  std::vector<TemplateStep> out;
+  for (const auto& trait : traits) {
+    for (const auto& t : templates) {
+      if (t.str(kDtName) != trait) continue;
+      auto steps = KILN_TRY(templateSteps(t));
+      out.insert(out.end(), std::make_move_iterator(steps.begin()),
+                 std::make_move_iterator(steps.end()));
+    }
+  }
+  return out;
 }
 
 Result<std::vector<PlannedStep>> deployPlan(const std::vector<AvailableStep>& available,

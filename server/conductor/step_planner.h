@@ -86,6 +86,8 @@ int interfacePriority(std::string_view interface);
 
 /// Sorts by priority (descending), then interface priority (descending); stable otherwise.
 void orderSteps(std::vector<PlannedStep>& steps);
+/// The same order for the steps a node offers (GET /v1/nodes/{id}/cleaning/steps).
+void orderSteps(std::vector<AvailableStep>& steps);
 
 /// Automated cleaning: every available step with priority > 0, ordered.
 std::vector<PlannedStep> automatedCleanPlan(const std::vector<AvailableStep>& available);
@@ -101,6 +103,21 @@ struct TemplateStep {
   nlohmann::json step;  ///< {interface, step, args, priority}
   std::string templateName;
 };
+
+/// The names among an instance_info's "traits" (strings in a list; anything else is ignored):
+/// the traits that select deploy templates.
+std::vector<std::string> instanceTraits(const nlohmann::json& instanceInfo);
+
+/// A deploy template's stored steps (its steps column, a JSON array) with the template's
+/// name. Internal when the stored value is not a JSON array.
+Result<std::vector<TemplateStep>> templateSteps(const Record& deployTemplate);
+
+/// Deploy template selection: the steps of the templates (deploy template records) whose
+/// names are among `traits`, the templates in the order the traits name them (a trait named
+/// twice adds its template twice), each template's steps in stored order; a trait naming no
+/// template adds nothing. The first template whose stored steps are corrupt is the error.
+Result<std::vector<TemplateStep>> selectTemplateSteps(const std::vector<Record>& templates,
+                                                      const std::vector<std::string>& traits);
 
 /// The deployment's step list from the driver's steps, the matching templates' steps and the
 /// user's steps. InvalidArgument describing every problem (unknown steps, bad arguments, a
