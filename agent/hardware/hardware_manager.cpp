@@ -18,6 +18,7 @@
 #include "agent/image/image_info.h"
 #include "agent/image/image_writer.h"
 #include "agent/raid/software_raid.h"
+#include "shared/step/step.h"
 
 namespace kiln::agent {
 
@@ -199,23 +200,22 @@ std::vector<AgentStepDefinition> genericHardwareSteps(SysfsReader& sysfs) {
 }
 
 json stepCatalogue(std::span<const AgentStepDefinition> steps) {
-  json out{{"clean", json::object()},
-           {"deploy", json::object()},
-           {"hardware_manager_version", {{"generic", kGenericHardwareManagerVersion}}}};
+  StepCatalogue catalogue;
+  catalogue.hardwareManagerVersion = {{"generic", kGenericHardwareManagerVersion}};
   for (const auto& s : steps) {
-    json argsinfo = json::object();
-    for (const auto& a : s.argsinfo) argsinfo[a.name] = {{"description", a.description}, {"required", a.required}};
-    for (auto [kind, priority] : {std::pair{"clean", s.cleanPriority}, std::pair{"deploy", s.deployPriority}}) {
+    for (auto [kind, priority] : {std::pair{&catalogue.clean, s.cleanPriority},
+                                  std::pair{&catalogue.deploy, s.deployPriority}}) {
       if (priority < 0) continue;
-      out[kind][s.interface].push_back({{"interface", s.interface},
-                                        {"step", s.name},
-                                        {"priority", priority},
-                                        {"abortable", s.abortable},
-                                        {"reboot_requested", false},
-                                        {"argsinfo", argsinfo}});
+      StepDescriptor d;
+      d.interface = s.interface;
+      d.step = s.name;
+      d.priority = priority;
+      d.abortable = s.abortable;
+      d.argsinfo = s.argsinfo;
+      (*kind)[d.interface].push_back(std::move(d));
     }
   }
-  return out;
+  return catalogue.toJson();
 }
 
 }  // namespace kiln::agent

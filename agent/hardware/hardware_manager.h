@@ -24,7 +24,8 @@ inline constexpr const char* kGenericHardwareManagerVersion = "1";
 std::vector<AgentStepDefinition> genericHardwareSteps(SysfsReader& sysfs);
 
 /// The heartbeat's "steps" document: {"clean": {"<interface>": [step...]}, "deploy": {...},
-/// "hardware_manager_version": {"generic": "1"}}.
+/// "hardware_manager_version": {"generic": "1"}}, written through the shared step model
+/// (kiln::StepCatalogue, shared/step/step.h) that the server reads it back with.
 nlohmann::json stepCatalogue(std::span<const AgentStepDefinition> steps);
 
 /// The disk an image goes to: the node's root device hints (properties.root_device) when

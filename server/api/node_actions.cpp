@@ -11,42 +11,22 @@
 #include "shared/json/json_util.h"
 #include "server/model/runbook.h"
 #include "server/model/versions.h"
+#include "shared/step/step.h"
 
 namespace kiln::server {
 namespace {
 
 using nlohmann::json;
 
-/// Manual clean steps: [{interface, step, args?}], nothing else (a priority is a 400: manual
-/// steps run in the order given).
+/// Manual clean steps (and service steps): [{interface, step, args?}], nothing else (a
+/// priority is a 400: manual steps run in the order given); kiln::manualStepRules. Messages
+/// start "Invalid clean_steps: " for both lists, as they always have.
 Result<void> validateCleanSteps(const json& steps) {
-  const std::string prefix = "Invalid clean_steps: ";
-  if (!steps.is_array()) return invalid(prefix + maskedRepr(steps) + " is not of type 'array'");
-  for (const auto& s : steps) {
-    if (!s.is_object()) return invalid(prefix + maskedRepr(s) + " is not of type 'object'");
-    for (auto it = s.begin(); it != s.end(); ++it) {
-      if (it.key() != "interface" && it.key() != "step" && it.key() != "args") {
-        return invalid(prefix + "Additional properties are not allowed ('" + it.key() +
-                       "' was unexpected)" +
-                       (it.key() == "priority" ? "; manual clean steps run in the order given" : ""));
-      }
-    }
-    if (!s.contains("interface")) return invalid(prefix + "'interface' is a required property");
-    if (!s.contains("step")) return invalid(prefix + "'step' is a required property");
-    bool known = false;
-    for (auto name : kDeployStepInterfaces) known = known || s["interface"] == std::string(name);
-    if (!known) {
-      return invalid(prefix + maskedRepr(s["interface"]) +
-                     " is not one of " + std::string(kStepInterfacesRepr));
-    }
-    if (!s["step"].is_string() || s["step"].get<std::string>().empty()) {
-      return invalid(prefix + maskedRepr(s["step"]) + " is not a valid step name");
-    }
-    if (s.contains("args") && !s["args"].is_object()) {
-      return invalid(prefix + maskedRepr(s["args"]) + " is not of type 'object'");
-    }
-    // A bad raid_config (device hints included) is refused now, not when the step runs.
-    KILN_TRY_VOID(validateStepArgs(s["interface"], s.value("args", json::object())));
+  StepRequestRules rules = manualStepRules();
+  // A bad raid_config (device hints included) is refused now, not when the step runs.
+  rules.checkArgs = validateStepArgs;
+  if (auto parsed = parseStepRequests(steps, rules, "clean_steps"); !parsed) {
+    return std::unexpected(parsed.error());
   }
   return {};
 }

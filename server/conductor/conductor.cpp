@@ -96,17 +96,6 @@ Result<void> checkStoredObjects(const Record& node) {
   return {};
 }
 
-/// The steps of a stored deploy template (a corrupt row is an InternalError naming it).
-Result<json> storedTemplateSteps(const Record& t) {
-  auto parsed = parseJson(t.str(kDtSteps), "the stored value");
-  if (!parsed || !parsed->is_array()) {
-    return internalError("The steps of deploy template " + t.str(kDtName) +
-                         " stored in the database are not a JSON array" +
-                         (parsed ? std::string() : " (" + parsed.error().message + ")"));
-  }
-  return std::move(*parsed);
-}
-
 /// The event type Ironic journals a failure under, by the state the node failed in.
 std::string_view historyEventType(std::string_view s) {
   if (s == state::kVerifying) return history_event::kVerify;
@@ -618,21 +607,18 @@ Result<CleaningStepsView> Conductor::cleaningSteps(const std::string& uuid, int 
   auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
   TaskContext task = KILN_TRY(loadTask(*tx, uuid));
   auto driver = KILN_TRY(driverFor(task.node));
-  const json* agent = task.internalInfo.contains("agent_cached_clean_steps")
-                          ? &task.internalInfo["agent_cached_clean_steps"]
-                          : nullptr;
+  const json* agentSteps = task.internalInfo.contains(agent::kCachedCleanSteps)
+                               ? &task.internalInfo[agent::kCachedCleanSteps]
+                               : nullptr;
   CleaningStepsView view;
-  for (auto& s : availableSteps(driver, StepKind::Clean, overrides_, agent)) {
-    if (s.requiresRamdisk && !agent) {
+  for (auto& s : availableSteps(driver, StepKind::Clean, overrides_, agentSteps, &task.log)) {
+    if (s.requiresRamdisk && !agentSteps) {
       view.complete = false;  // the agent has not reported its steps yet
       continue;
     }
     if (s.priority >= minPriority) view.steps.push_back(std::move(s));
   }
-  std::stable_sort(view.steps.begin(), view.steps.end(), [](const AvailableStep& a, const AvailableStep& b) {
-    if (a.priority != b.priority) return a.priority > b.priority;
-    return interfacePriority(a.interface) > interfacePriority(b.interface);
-  });
+  orderSteps(view.steps);
   return view;
 }
 
@@ -648,14 +634,12 @@ Result<void> Conductor::validateTemplates(Transaction& tx, const Record& node,
   const auto available = availableSteps(driver, StepKind::Deploy, overrides_);
   std::vector<std::string> errors;
   for (const auto& t : templates) {
-    std::vector<TemplateStep> steps;
-    auto stored = storedTemplateSteps(t);
-    if (!stored) {
-      errors.push_back(stored.error().message);
+    auto steps = templateSteps(t);
+    if (!steps) {
+      errors.push_back(steps.error().message);
       continue;
     }
-    for (const auto& s : *stored) steps.push_back({s, t.str(kDtName)});
-    if (auto plan = deployPlan(available, steps, json()); !plan) errors.push_back(plan.error().message);
+    if (auto plan = deployPlan(available, *steps, json()); !plan) errors.push_back(plan.error().message);
   }
   if (errors.empty()) return {};
   std::string msg;
@@ -887,8 +871,8 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
       task.log.info("automated cleaning disabled");
       return finishCleaning(task);
     }
-    const json* agent = info.contains("agent_cached_clean_steps") ? &info["agent_cached_clean_steps"] : nullptr;
-    const auto available = availableSteps(*task.driver, StepKind::Clean, overrides_, agent);
+    const json* agentSteps = info.contains(agent::kCachedCleanSteps) ? &info[agent::kCachedCleanSteps] : nullptr;
+    const auto available = availableSteps(*task.driver, StepKind::Clean, overrides_, agentSteps, &task.log);
     std::vector<PlannedStep> plan;
     if (manual) {
       auto planned = manualCleanPlan(info["clean_steps_requested"], available);
@@ -949,41 +933,29 @@ Result<Conductor::Next> Conductor::finishCleaning(TaskContext& task) {
 Result<Conductor::Next> Conductor::doDeploying(TaskContext& task) {
   json& info = task.internalInfo;
   if (!info.contains("deploy_steps")) {
-    // Deploy templates named by the instance traits extend the driver's steps.
-    std::vector<TemplateStep> templateSteps;
-    std::string templateError;  // a corrupt stored template; failed once the read is closed
-    if (auto it = task.instanceInfo.find("traits"); it != task.instanceInfo.end() && it->is_array()) {
-      std::vector<std::string> names;
-      for (const auto& t : *it) {
-        if (t.is_string()) names.push_back(t.get<std::string>());
-      }
-      if (!names.empty()) {
+    // Deploy templates named by the instance traits extend the driver's steps (selected by
+    // the step planner; the conductor only loads them).
+    std::vector<TemplateStep> fromTemplates;
+    if (const auto traits = instanceTraits(task.instanceInfo); !traits.empty()) {
+      std::vector<Record> templates;
+      {
         auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
         ListQuery q;
         q.limit = 0;
-        q.filters.push_back({ListFilter::Op::In, kDtName, {}, names});
-        // Templates apply in the order the instance traits name them.
-        auto templates = KILN_TRY(tx->deployTemplates().list(q));
-        for (const auto& name : names) {
-          for (const auto& t : templates) {
-            if (t.str(kDtName) != name) continue;
-            auto stored = storedTemplateSteps(t);
-            if (!stored) {
-              if (templateError.empty()) templateError = stored.error().message;
-              continue;
-            }
-            for (const auto& s : *stored) templateSteps.push_back({s, name});
-          }
-        }
+        q.filters.push_back({ListFilter::Op::In, kDtName, {}, traits});
+        templates = KILN_TRY(tx->deployTemplates().list(q));
+      }  // a corrupt stored template fails the flow once the read is closed
+      auto selected = selectTemplateSteps(templates, traits);
+      if (!selected) {
+        return failFlow(task, "Failed to plan the deployment of node " + task.uuid() + ": " +
+                                  selected.error().message);
       }
-    }
-    if (!templateError.empty()) {
-      return failFlow(task, "Failed to plan the deployment of node " + task.uuid() + ": " + templateError);
+      fromTemplates = std::move(*selected);
     }
     const json user = info.contains("user_deploy_steps") ? info["user_deploy_steps"] : json();
-    const json* agent = info.contains("agent_cached_deploy_steps") ? &info["agent_cached_deploy_steps"] : nullptr;
-    const auto available = availableSteps(*task.driver, StepKind::Deploy, overrides_, agent);
-    auto plan = deployPlan(available, templateSteps, user);
+    const json* agentSteps = info.contains(agent::kCachedDeploySteps) ? &info[agent::kCachedDeploySteps] : nullptr;
+    const auto available = availableSteps(*task.driver, StepKind::Deploy, overrides_, agentSteps, &task.log);
+    auto plan = deployPlan(available, fromTemplates, user);
     if (!plan) {
       return failFlow(task, "Failed to plan the deployment of node " + task.uuid() + ": " +
                                 plan.error().message);

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include "server/model/resources.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
+#include "shared/step/step.h"
 
 namespace kiln::server {
 namespace {
@@ -123,16 +125,25 @@ int interfacePriority(std::string_view iface) {
   return 0;
 }
 
-void orderSteps(std::vector<PlannedStep>& steps) {
-  std::stable_sort(steps.begin(), steps.end(), [](const PlannedStep& a, const PlannedStep& b) {
+namespace {
+
+template <typename Step>
+void byPriority(std::vector<Step>& steps) {
+  std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
     if (a.priority != b.priority) return a.priority > b.priority;
     return interfacePriority(a.interface) > interfacePriority(b.interface);
   });
 }
 
+}  // namespace
+
+void orderSteps(std::vector<PlannedStep>& steps) { byPriority(steps); }
+
+void orderSteps(std::vector<AvailableStep>& steps) { byPriority(steps); }
+
 std::vector<AvailableStep> availableSteps(const NodeDriver& driver, StepKind kind,
                                           const PriorityOverrides& overrides,
-                                          const json* agentSteps) {
+                                          const json* agentSteps, const Logger* log) {
   std::vector<AvailableStep> out;
   static const std::map<std::string, int> kNone;
   const auto& over = kind == StepKind::Clean    ? overrides.clean
@@ -156,22 +167,17 @@ std::vector<AvailableStep> availableSteps(const NodeDriver& driver, StepKind kin
     }
   }
   if (haveAgent) {
-    for (auto it = agentSteps->begin(); it != agentSteps->end(); ++it) {
-      if (!it.value().is_array()) continue;
-      for (const auto& s : it.value()) {
-        if (!s.is_object() || !s.contains("step") || !s["step"].is_string()) continue;
-        AvailableStep a;
-        a.interface = s.value("interface", it.key());
-        a.step = s["step"].get<std::string>();
-        a.priority = s.value("priority", 0);
-        a.abortable = s.value("abortable", false);
-        a.requiresRamdisk = true;
-        if (s.contains("argsinfo") && s["argsinfo"].is_object()) {
-          for (auto arg = s["argsinfo"].begin(); arg != s["argsinfo"].end(); ++arg) {
-            a.argsinfo.push_back({arg.key(), arg.value().value("description", ""),
-                                  arg.value().value("required", false)});
-          }
-        }
+    // Read through the shared step model: an entry the agent got wrong is left out (so that
+    // step is unknown to the plan) and logged, rather than guessed at.
+    const ReadSteps reported = readSteps(*agentSteps);
+    if (log) {
+      for (const auto& problem : reported.rejected) {
+        log->warning("left out a step of the agent's catalogue", {{"reason", problem}});
+      }
+    }
+    for (const auto& [iface, steps] : reported.steps) {
+      for (const auto& d : steps) {
+        AvailableStep a{d.interface, d.step, d.priority, d.abortable, true, d.argsinfo};
         if (auto o = over.find(a.interface + "." + a.step); o != over.end()) a.priority = o->second;
         if (!findStep(out, a.interface, a.step)) out.push_back(std::move(a));
       }
@@ -213,6 +219,44 @@ Result<std::vector<PlannedStep>> manualCleanPlan(const json& requested,
   }
   KILN_TRY_VOID(joined(errors));
   return plan;
+}
+
+std::vector<std::string> instanceTraits(const json& instanceInfo) {
+  std::vector<std::string> names;
+  if (!instanceInfo.is_object()) return names;
+  auto it = instanceInfo.find("traits");
+  if (it == instanceInfo.end() || !it->is_array()) return names;
+  for (const auto& t : *it) {
+    if (t.is_string()) names.push_back(t.get<std::string>());
+  }
+  return names;
+}
+
+Result<std::vector<TemplateStep>> templateSteps(const Record& deployTemplate) {
+  const std::string& name = deployTemplate.str(kDtName);
+  auto parsed = parseJson(deployTemplate.str(kDtSteps), "the stored value");
+  if (!parsed || !parsed->is_array()) {
+    return internalError("The steps of deploy template " + name +
+                         " stored in the database are not a JSON array" +
+                         (parsed ? std::string() : " (" + parsed.error().message + ")"));
+  }
+  std::vector<TemplateStep> out;
+  for (auto& s : *parsed) out.push_back({std::move(s), name});
+  return out;
+}
+
+Result<std::vector<TemplateStep>> selectTemplateSteps(const std::vector<Record>& templates,
+                                                      const std::vector<std::string>& traits) {
+  std::vector<TemplateStep> out;
+  for (const auto& trait : traits) {
+    for (const auto& t : templates) {
+      if (t.str(kDtName) != trait) continue;
+      auto steps = KILN_TRY(templateSteps(t));
+      out.insert(out.end(), std::make_move_iterator(steps.begin()),
+                 std::make_move_iterator(steps.end()));
+    }
+  }
+  return out;
 }
 
 Result<std::vector<PlannedStep>> deployPlan(const std::vector<AvailableStep>& available,

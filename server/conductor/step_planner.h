@@ -23,6 +23,7 @@
 
 #include "server/drivers/interfaces.h"
 #include "shared/core/error.h"
+#include "shared/core/log.h"
 
 namespace kiln::server {
 
@@ -66,10 +67,14 @@ std::vector<AvailableStep> flowSteps();
 
 /// The steps of one kind the node's interfaces offer, with overrides applied, plus the flow
 /// steps. `agentSteps` (driver_internal_info.agent_cached_<kind>_steps, keyed by interface)
-/// replaces the statically declared in-band steps when the agent has reported.
+/// replaces the statically declared in-band steps when the agent has reported. It is read
+/// through the shared step model (kiln::readSteps): a malformed entry is left out, so the
+/// step is unknown to the plan (a request naming it gets "does not support"), and each one
+/// left out is a warning on `log` when given.
 std::vector<AvailableStep> availableSteps(const NodeDriver& driver, StepKind kind,
                                           const PriorityOverrides& overrides,
-                                          const nlohmann::json* agentSteps = nullptr);
+                                          const nlohmann::json* agentSteps = nullptr,
+                                          const Logger* log = nullptr);
 
 /// The declaration of interface.step among the node's interface implementations; nullptr when
 /// none declares it (a step only the agent reported, or a flow step).
@@ -81,6 +86,8 @@ int interfacePriority(std::string_view interface);
 
 /// Sorts by priority (descending), then interface priority (descending); stable otherwise.
 void orderSteps(std::vector<PlannedStep>& steps);
+/// The same order for the steps a node offers (GET /v1/nodes/{id}/cleaning/steps).
+void orderSteps(std::vector<AvailableStep>& steps);
 
 /// Automated cleaning: every available step with priority > 0, ordered.
 std::vector<PlannedStep> automatedCleanPlan(const std::vector<AvailableStep>& available);
@@ -96,6 +103,21 @@ struct TemplateStep {
   nlohmann::json step;  ///< {interface, step, args, priority}
   std::string templateName;
 };
+
+/// The names among an instance_info's "traits" (strings in a list; anything else is ignored):
+/// the traits that select deploy templates.
+std::vector<std::string> instanceTraits(const nlohmann::json& instanceInfo);
+
+/// A deploy template's stored steps (its steps column, a JSON array) with the template's
+/// name. Internal when the stored value is not a JSON array.
+Result<std::vector<TemplateStep>> templateSteps(const Record& deployTemplate);
+
+/// Deploy template selection: the steps of the templates (deploy template records) whose
+/// names are among `traits`, the templates in the order the traits name them (a trait named
+/// twice adds its template twice), each template's steps in stored order; a trait naming no
+/// template adds nothing. The first template whose stored steps are corrupt is the error.
+Result<std::vector<TemplateStep>> selectTemplateSteps(const std::vector<Record>& templates,
+                                                      const std::vector<std::string>& traits);
 
 /// The deployment's step list from the driver's steps, the matching templates' steps and the
 /// user's steps. InvalidArgument describing every problem (unknown steps, bad arguments, a

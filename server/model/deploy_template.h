@@ -13,17 +13,11 @@
 
 namespace kiln::server {
 
-/// Interfaces a clean or deploy step may belong to, in the order of Ironic's
-/// CLEANING_INTERFACE_PRIORITY (its schemas' enum, quoted by kStepInterfacesRepr).
-inline constexpr std::string_view kDeployStepInterfaces[] = {
-    "vendor", "power", "management", "firmware", "deploy", "bios", "raid"};
-inline constexpr std::string_view kStepInterfacesRepr =
-    "['vendor', 'power', 'management', 'firmware', 'deploy', 'bios', 'raid']";
-
 /// Checks a template name. `what` prefixes schema messages ("template" or "patch").
 Result<void> validateTemplateName(const Json& name, std::string_view what);
 
-/// Validates a steps list and returns it normalised (priority as an integer, key order
+/// Validates a steps list (kiln::parseStepRequests with kiln::deployStepRules; step interfaces
+/// are kiln::kStepInterfaces) and returns it normalised (priority as an integer, key order
 /// interface, step, args, priority). Each step's arguments as validateStepArgs checks them.
 Result<Json> validateTemplateSteps(const Json& steps, std::string_view what);
 

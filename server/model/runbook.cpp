@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "server/model/deploy_template.h"
 #include "server/model/node.h"
@@ -12,6 +11,7 @@
 #include "shared/core/secrets.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
+#include "shared/step/step.h"
 
 namespace kiln::server {
 namespace {
@@ -81,78 +81,6 @@ Result<void> validateName(const Json& name, RunbookNameRule rule, std::string_vi
   return {};
 }
 
-/// One step's `order`: an integer >= 0 or a string of digits; returned as an integer.
-Result<int64_t> stepOrder(const Json& order, std::string_view what) {
-  const std::string prefix = maskedRepr(order) + " is not valid under any of the given schemas";
-  if (order.is_number_integer()) {
-    // Unsigned JSON integers beyond int64 are refused as a minimum violation would be.
-    if (order.is_number_unsigned() && order.get<uint64_t>() > INT64_MAX) {
-      return schemaError(what, prefix);
-    }
-    const int64_t v = order.get<int64_t>();
-    if (v < 0) {
-      return schemaError(what, prefix + ". Possible root cause: " + maskedRepr(order) +
-                                   " is less than the minimum of 0");
-    }
-    return v;
-  }
-  if (order.is_string()) {
-    const auto& text = order.get_ref<const std::string&>();
-    if (text.empty()) return schemaError(what, prefix + ". Possible root cause: '' is too short");
-    bool digits = text.size() <= 18;
-    for (char c : text) digits = digits && c >= '0' && c <= '9';
-    if (!digits) {
-      return schemaError(what, prefix + ". Possible root cause: " + maskedRepr(order) +
-                                   " does not match '^[0-9]+$'");
-    }
-    return std::stoll(text);
-  }
-  return schemaError(
-      what, prefix + ". Possible root cause: " + maskedRepr(order) + " is not of type 'integer'");
-}
-
-Result<Json> validateStep(const Json& step, std::string_view what) {
-  if (!step.is_object()) return schemaError(what, maskedRepr(step) + " is not of type 'object'");
-  for (const char* key : {"interface", "step", "order"}) {
-    if (!step.contains(key)) {
-      return schemaError(what, "'" + std::string(key) + "' is a required property");
-    }
-  }
-  for (auto it = step.begin(); it != step.end(); ++it) {
-    if (it.key() != "interface" && it.key() != "step" && it.key() != "args" &&
-        it.key() != "order") {
-      return schemaError(
-          what, "Additional properties are not allowed ('" + it.key() + "' was unexpected)");
-    }
-  }
-  const Json& iface = step["interface"];
-  if (!iface.is_string()) {
-    return schemaError(what, maskedRepr(iface) + " is not of type 'string'");
-  }
-  const bool known =
-      std::any_of(std::begin(kRunbookStepInterfaces), std::end(kRunbookStepInterfaces),
-                  [&](std::string_view i) { return iface == std::string(i); });
-  if (!known) {
-    return schemaError(what, maskedRepr(iface) +
-                                 " is not one of ['vendor', 'power', 'management', 'firmware', "
-                                 "'deploy', 'bios', 'raid']");
-  }
-  const Json& name = step["step"];
-  if (!name.is_string()) return schemaError(what, maskedRepr(name) + " is not of type 'string'");
-  if (name.get_ref<const std::string&>().empty()) return schemaError(what, "'' is too short");
-  const int64_t order = KILN_TRY(stepOrder(step["order"], what));
-  const Json args = step.contains("args") ? step["args"] : Json::object();
-  if (!args.is_object()) return schemaError(what, maskedRepr(args) + " is not of type 'object'");
-  // A bad raid_config (device hints included) is refused now, not when the step runs.
-  KILN_TRY_VOID(validateStepArgs(iface, args));
-  Json out = Json::object();
-  out["interface"] = iface;
-  out["step"] = name;
-  out["args"] = args;
-  out["order"] = order;
-  return out;
-}
-
 }  // namespace
 
 const Schema& runbookSchema() { return kRunbookSchema; }
@@ -172,10 +100,13 @@ Result<void> validateRunbookTrait(const Json& trait, std::string_view what) {
 }
 
 Result<Json> validateRunbookSteps(const Json& steps, std::string_view what) {
-  if (!steps.is_array()) return schemaError(what, maskedRepr(steps) + " is not of type 'array'");
-  if (steps.empty()) return schemaError(what, "[] is too short");
+  StepRequestRules rules = runbookStepRules();
+  // A bad raid_config (device hints included) is refused now, not when the step runs.
+  rules.checkArgs = validateStepArgs;
   Json out = Json::array();
-  for (const auto& step : steps) out.push_back(KILN_TRY(validateStep(step, what)));
+  for (const auto& step : KILN_TRY(parseStepRequests(steps, rules, what))) {
+    out.push_back(step.toJson());
+  }
   return out;
 }
 
@@ -209,26 +140,8 @@ Result<Json> validateRunbookDocument(const Json& doc, RunbookNameRule nameRule,
   KILN_TRY_VOID(requireShortString(doc, "owner", what));
   if (allowDescription) KILN_TRY_VOID(requireShortString(doc, "description", what));
   Json out = doc;
+  // The steps, then Ironic's duplicate_steps (validateRunbookSteps).
   out["steps"] = KILN_TRY(validateRunbookSteps(doc["steps"], what));
-
-  // Ironic's duplicate_steps: each (interface, step) at most once, whatever the arguments.
-  std::set<std::pair<std::string, std::string>> seen, duplicates;
-  for (const auto& step : out["steps"]) {
-    auto key =
-        std::make_pair(step["interface"].get<std::string>(), step["step"].get<std::string>());
-    if (!seen.insert(key).second) duplicates.insert(std::move(key));
-  }
-  if (!duplicates.empty()) {
-    std::string list;
-    for (const auto& [iface, step] : duplicates) {
-      if (!list.empty()) list += "; ";
-      list += "interface: " + iface + ", step: " + step;
-    }
-    return invalid(
-        "Deploy template invalid: Duplicate deploy steps. A template cannot have "
-        "multiple deploy steps with the same interface and step. Duplicates: " +
-        list + ".");
-  }
   return out;
 }
 

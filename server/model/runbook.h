@@ -41,11 +41,6 @@ enum RunbookField : size_t {
 
 const Schema& runbookSchema();
 
-/// Interfaces a runbook step may belong to: Ironic's CLEANING_INTERFACE_PRIORITY, in its order
-/// (the order its "is not one of" message lists them in).
-inline constexpr std::string_view kRunbookStepInterfaces[] = {
-    "vendor", "power", "management", "firmware", "deploy", "bios", "raid"};
-
 /// Which names a runbook document may carry.
 enum class RunbookNameRule {
   Trait,    ///< below 1.112 on POST: a valid trait (Ironic's TRAITS_SCHEMA)
@@ -64,9 +59,11 @@ Result<void> validateRunbookTrait(const Json& trait, std::string_view what);
 Result<Json> validateRunbookDocument(const Json& doc, RunbookNameRule nameRule,
                                      bool allowDescription, std::string_view what);
 
-/// Checks a steps list (Ironic's RUNBOOK_STEP_SCHEMA, at least one step) and returns it
-/// normalised: each step {interface, step, args ({} when absent), order (an integer)}, in the
-/// order given. A raid step's raid_config is checked as for deploy templates (validateStepArgs).
+/// Checks a steps list (Ironic's RUNBOOK_STEP_SCHEMA, at least one step, no (interface, step)
+/// twice; kiln::parseStepRequests with kiln::runbookStepRules) and returns it normalised: each
+/// step {interface, step, args ({} when absent), order (an integer)}, in the order given. A
+/// raid step's raid_config is checked as for deploy templates (validateStepArgs). Step
+/// interfaces are kiln::kStepInterfaces.
 Result<Json> validateRunbookSteps(const Json& steps, std::string_view what);
 
 /// The traits of a runbook record (its stored JSON list).
