@@ -120,15 +120,15 @@ TEST_CASE("deploy step rules give the deploy template messages", "[shared][step]
         p + "5 is not of type 'string'");
   CHECK(fault(json::parse(R"([{"interface": "deploy", "step": "", "args": {}, "priority": 1}])")) ==
         p + "'' is too short");
-  CHECK(fault({step(1, json::array())}) == p + "[] is not of type 'object'");
-  CHECK(fault({step(-1, json::array())}) == p + "[] is not of type 'object'");  // args first
-  CHECK(fault({step(-1)}) == p + "-1 is less than the minimum of 0");
-  CHECK(fault({step("1x")}) == p + "'1x' does not match '^[0-9]+$'");
-  CHECK(fault({step("")}) == p + "'' does not match '^[0-9]+$'");
-  CHECK(fault({step("1234567890")}) == p + "'1234567890' does not match '^[0-9]+$'");
-  CHECK(fault({step(1.5)}) == p + "1.5 is not valid under any of the given schemas");
-  CHECK(fault({step(nullptr)}) == p + "None is not valid under any of the given schemas");
-  CHECK(fault({step(json(18446744073709551615ULL))}) ==
+  CHECK(fault(json::array({step(1, json::array())})) == p + "[] is not of type 'object'");
+  CHECK(fault(json::array({step(-1, json::array())})) == p + "[] is not of type 'object'");  // args first
+  CHECK(fault(json::array({step(-1)})) == p + "-1 is less than the minimum of 0");
+  CHECK(fault(json::array({step("1x")})) == p + "'1x' does not match '^[0-9]+$'");
+  CHECK(fault(json::array({step("")})) == p + "'' does not match '^[0-9]+$'");
+  CHECK(fault(json::array({step("1234567890")})) == p + "'1234567890' does not match '^[0-9]+$'");
+  CHECK(fault(json::array({step(1.5)})) == p + "1.5 is not valid under any of the given schemas");
+  CHECK(fault(json::array({step(nullptr)})) == p + "None is not valid under any of the given schemas");
+  CHECK(fault(json::array({step(json(18446744073709551615ULL))})) ==
         p + "18446744073709551615 is less than the minimum of 0");
 
   auto ok = kiln::parseStepRequests({step("12"), step(0, {{"device", "/dev/sdb"}})}, rules, "template");
@@ -181,18 +181,18 @@ TEST_CASE("runbook step rules give the runbook messages", "[shared][step]") {
         p + "[] is not of type 'string'");
   CHECK(fault(json::parse(R"([{"interface": "deploy", "step": "", "order": 1}])")) ==
         p + "'' is too short");
-  CHECK(fault({step(-1)}) == anyOf("-1", "-1 is less than the minimum of 0"));
-  CHECK(fault({step("soon")}) == anyOf("'soon'", "'soon' does not match '^[0-9]+$'"));
-  CHECK(fault({step("")}) == anyOf("''", "'' is too short"));
-  CHECK(fault({step(1.5)}) == anyOf("1.5", "1.5 is not of type 'integer'"));
-  CHECK(fault({step(json(18446744073709551615ULL))}) ==
+  CHECK(fault(json::array({step(-1)})) == anyOf("-1", "-1 is less than the minimum of 0"));
+  CHECK(fault(json::array({step("soon")})) == anyOf("'soon'", "'soon' does not match '^[0-9]+$'"));
+  CHECK(fault(json::array({step("")})) == anyOf("''", "'' is too short"));
+  CHECK(fault(json::array({step(1.5)})) == anyOf("1.5", "1.5 is not of type 'integer'"));
+  CHECK(fault(json::array({step(json(18446744073709551615ULL))})) ==
         p + "18446744073709551615 is not valid under any of the given schemas");
-  CHECK(fault({step("1234567890123456789")}) ==
+  CHECK(fault(json::array({step("1234567890123456789")})) ==
         anyOf("'1234567890123456789'", "'1234567890123456789' does not match '^[0-9]+$'"));
-  CHECK(fault({step(-1, json::array())}) == anyOf("-1", "-1 is less than the minimum of 0"));  // order first
-  CHECK(fault({step(1, json::array())}) == p + "[] is not of type 'object'");
+  CHECK(fault(json::array({step(-1, json::array())})) == anyOf("-1", "-1 is less than the minimum of 0"));  // order first
+  CHECK(fault(json::array({step(1, json::array())})) == p + "[] is not of type 'object'");
 
-  auto ok = kiln::parseStepRequests({step("123456789012345678")}, rules, "runbook");
+  auto ok = kiln::parseStepRequests(json::array({step("123456789012345678")}), rules, "runbook");
   REQUIRE(ok);
   CHECK((*ok)[0].order == std::optional<int64_t>(123456789012345678LL));
   CHECK((*ok)[0].toJson() == json::parse(R"({"interface": "deploy", "step": "erase_devices",
