@@ -498,10 +498,14 @@ def main():
             # network-booted, the CD is out again, and vda holds the image.
             serial = run.serial()
             assert "kiln: loading the agent from" in serial, "the agent did not boot from the ISO"
-            # Its network came from the ISO's network_data.json, not from DHCP.
-            assert re.search(r"kiln-ramdisk: network_data from /dev/\S+: static: \w+", serial), \
-                "the ramdisk did not configure its NIC from network_data"
-            assert "udhcpc: lease of" not in serial, "the ramdisk asked DHCP despite network_data"
+            # Its network came from the ISO's network_data.json, not from DHCP (the instance
+            # itself, after "kiln-instance:", asks DHCP).
+            start = serial.find("kiln-ramdisk: init on Linux")
+            end = serial.find("kiln-instance:", start)
+            ramdisk = serial[start:end if end >= 0 else len(serial)]
+            assert start >= 0 and re.search(r"kiln-ramdisk: network_data from /dev/\S+: static: \w+",
+                                            ramdisk), "the ramdisk did not configure its NIC from network_data"
+            assert "udhcpc: started" not in ramdisk, "the ramdisk asked DHCP despite network_data"
             assert os.listdir(tftp) == [], os.listdir(tftp)
             cd = json.loads(redfish_get(bmc_url, "/redfish/v1/Managers/vm1/VirtualMedia/Cd"))
             assert not cd["Inserted"] and not cd.get("Image"), cd
