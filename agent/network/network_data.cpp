@@ -84,6 +84,27 @@ int maskBits(const unsigned char* bytes, size_t n, bool* contiguous) {
   return bits;
 }
 
+/// "52:54:00:aa:00:01" (six hexadecimal pairs joined by colons; either case).
+bool isMac(const std::string& mac) {
+  if (mac.size() != 17) return false;
+  for (size_t i = 0; i < mac.size(); ++i) {
+    const char c = mac[i];
+    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    if (i % 3 == 2 ? c != ':' : !hex) return false;
+  }
+  return true;
+}
+
+/// A bonding option value (bond_mode "802.3ad", xmit_hash_policy "layer3+4"): one word of
+/// letters, digits and ".+-_", as the kernel's option names are.
+bool isBondWord(const std::string& value) {
+  return !value.empty() && value.size() <= 32 &&
+         std::all_of(value.begin(), value.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '+' || c == '-' || c == '_';
+         });
+}
+
 struct LinkState {
   std::string device;  ///< the kernel interface the link became
   bool physical = false;
@@ -165,6 +186,13 @@ Result<NetworkPlan> planNetwork(const json& data, const std::vector<Nic>& nics) 
       return invalid("network_data bond " + describe(link) + " has no bond_links");
     }
     sysfs("class/net/bonding_masters", "+" + bond);
+    for (const char* key : {"bond_mode", "bond_xmit_hash_policy"}) {
+      const auto it = link.find(key);
+      if (it != link.end() && !it->is_null() && !(it->is_string() && isBondWord(it->get<std::string>()))) {
+        return invalid("network_data bond " + describe(link) + ": " + key + " " + dumpJson(*it) +
+                       " is not a bonding option");
+      }
+    }
     if (const std::string mode = text(link, "bond_mode"); !mode.empty()) {
       sysfs("class/net/" + bond + "/bonding/mode", mode);
     }
@@ -185,6 +213,7 @@ Result<NetworkPlan> planNetwork(const json& data, const std::vector<Nic>& nics) 
       plan.enslaved.push_back(it->second.device);
     }
     if (const std::string mac = text(link, "ethernet_mac_address"); !mac.empty()) {
+      if (!isMac(mac)) return invalid("network_data bond " + describe(link) + ": '" + mac + "' is not a MAC address");
       ip({"link", "set", "dev", bond, "address", asciiLower(mac)});
     }
     KILN_TRY_VOID(mtu(link, bond));
@@ -207,6 +236,7 @@ Result<NetworkPlan> planNetwork(const json& data, const std::vector<Nic>& nics) 
     ip({"link", "set", "dev", parent->second.device, "up"});
     ip({"link", "add", "link", parent->second.device, "name", device, "type", "vlan", "id", vid});
     if (const std::string mac = text(link, "vlan_mac_address"); !mac.empty()) {
+      if (!isMac(mac)) return invalid("network_data vlan " + describe(link) + ": '" + mac + "' is not a MAC address");
       ip({"link", "set", "dev", device, "address", asciiLower(mac)});
     }
     KILN_TRY_VOID(mtu(link, device));

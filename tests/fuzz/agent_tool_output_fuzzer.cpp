@@ -11,6 +11,9 @@
 //   '8' efibootmgr's listing of the firmware's boot entries
 //   '9' an EFI system partition of the image being deployed, as a tree of records like '5'
 //       (the BOOTX64.CSV files and loader names come from the image)
+//   'n' a network_data.json from a virtual media ISO (`kiln-agent network-config`); 'n' is
+//       taken out of the modulo choice
+
 // Parsers must not crash, and what they accept must hold together.
 #include <algorithm>
 #include <cstdint>
@@ -30,10 +33,12 @@
 #include "agent/disk/uefi_boot.h"
 #include "agent/hardware/inventory.h"
 #include "agent/hardware/sysfs.h"
+#include "agent/network/network_data.h"
 #include "agent/raid/mdadm.h"
 #include "agent/server_client.h"
 #include "shared/core/log.h"
 #include "shared/http/http_client.h"
+#include "shared/json/json_util.h"
 #include "shared/protocol/messages.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -200,6 +205,39 @@ void espTree(std::string_view records) {
   }
 }
 
+/// network_data: the plan may only name the machine's NICs or interfaces it makes (bondN,
+/// NIC.VID, vlanN), run `ip`, write bonding files under class/net, and never put input text
+/// with spaces or control characters into a command or a sysfs file.
+void networkData(std::string_view text) {
+  (void)kiln::agent::prefixLength(std::string(text.substr(0, 64)));
+  auto parsed = parseJson(text);
+  if (!parsed) return;
+  static const std::vector<kiln::agent::Nic> nics = {
+      {"eth0", "52:54:00:00:00:01"}, {"eth1", "52:54:00:00:00:02"}, {"enp129s0f1np1", "52:54:00:00:00:03"}};
+  auto plan = kiln::agent::planNetwork(*parsed, nics);
+  if (!plan) return;
+  auto plain = [](const std::string& word) {
+    return !word.empty() && word.size() <= 64 &&
+           std::all_of(word.begin(), word.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+  };
+  for (const auto& a : plan->actions) {
+    if (a.argv.empty()) {
+      if (!a.path.starts_with("class/net/") || a.path.find("..") != std::string::npos || !plain(a.value)) {
+        fuzz::fail("network_data planned a sysfs write it must not", a.path + " < " + a.value);
+      }
+      continue;
+    }
+    if (a.argv.front() != "ip" || !std::all_of(a.argv.begin(), a.argv.end(), plain)) {
+      fuzz::fail("network_data planned a command it must not", dumpJson(nlohmann::json(a.argv)));
+    }
+  }
+  for (const auto* list : {&plan->staticInterfaces, &plan->dhcpInterfaces, &plan->enslaved}) {
+    for (const auto& name : *list) {
+      if (name.empty() || name.size() > 15 || !plain(name)) fuzz::fail("network_data named an interface badly", name);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -210,8 +248,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)quiet;
   fuzz::InputReader input(data, size);
   const uint8_t first = input.byte();
-  const uint8_t mode = first >= '0' && first <= '9' ? first - '0' : first % 10;
   const std::string_view text = input.rest();
+  if (first == 'n') {
+    networkData(text);
+    return 0;
+  }
+  const uint8_t mode = first >= '0' && first <= '9' ? first - '0' : first % 10;
   switch (mode) {
     case 0: mdadmDetail(text); break;
     case 1: (void)parseMdadmExamine(text); break;

@@ -164,6 +164,15 @@ TEST_CASE("network_data that cannot be applied names the entry", "[agent][networ
         "network_data dns service {\"address\":\"dns.example\",\"type\":\"dns\"} has no valid address");
   CHECK(error(R"({"links": [{"id": "b", "type": "bond", "bond_links": ["p"]}]})") ==
         "network_data bond 'b': bond link \"p\" is not a physical link of the file");
+  CHECK(error(R"({"links": [{"id": "p", "ethernet_mac_address": "52:54:00:aa:00:01"},
+                             {"id": "b", "type": "bond", "bond_links": ["p"], "bond_mode": "x y"}]})") ==
+        "network_data bond 'b': bond_mode \"x y\" is not a bonding option");
+  CHECK(error(R"({"links": [{"id": "p", "ethernet_mac_address": "52:54:00:aa:00:01"},
+                             {"id": "b", "type": "bond", "bond_links": ["p"], "ethernet_mac_address": "--all"}]})") ==
+        "network_data bond 'b': '--all' is not a MAC address");
+  CHECK(error(R"({"links": [{"id": "p", "ethernet_mac_address": "52:54:00:aa:00:01"},
+                             {"id": "v", "type": "vlan", "vlan_link": "p", "vlan_id": 7, "vlan_mac_address": "52:54:00:aa:00"}]})") ==
+        "network_data vlan 'v': '52:54:00:aa:00' is not a MAC address");
   CHECK(error(("{\"links\": [{\"id\": \"l\", \"ethernet_mac_address\": \"52:54:00:aa:00:01\"}, "
                "{\"id\": \"v\", \"type\": \"vlan\", \"vlan_link\": \"l\", \"vlan_id\": 5000}]}")) ==
         "network_data vlan 'v' has no vlan_id between 1 and 4094");
