@@ -31,6 +31,22 @@ const FlowKeys& keysFor(StepKind kind) {
   return kind == StepKind::Clean ? clean : kind == StepKind::Deploy ? deploy : service;
 }
 
+void clearFlow(nlohmann::json& info, StepKind kind) {
+  const auto& k = keysFor(kind);
+  info.erase(k.steps);
+  info.erase(k.index);
+  info.erase(k.completed);
+  info.erase("wait_until");
+  if (kind == StepKind::Clean) {
+    info.erase("clean_steps_requested");
+    info.erase("abort_after");
+  } else if (kind == StepKind::Deploy) {
+    info.erase("user_deploy_steps");
+  } else {
+    info.erase("service_steps_requested");
+  }
+}
+
 }  // namespace detail
 
 namespace {
@@ -113,21 +129,6 @@ std::string_view historyEventType(std::string_view s) {
   return history_event::kProvisioning;
 }
 
-void clearFlow(json& info, StepKind kind) {
-  const auto& k = keysFor(kind);
-  info.erase(k.steps);
-  info.erase(k.index);
-  info.erase(k.completed);
-  info.erase("wait_until");
-  if (kind == StepKind::Clean) {
-    info.erase("clean_steps_requested");
-    info.erase("abort_after");
-  } else if (kind == StepKind::Deploy) {
-    info.erase("user_deploy_steps");
-  } else {
-    info.erase("service_steps_requested");
-  }
-}
 
 }  // namespace
 
@@ -342,6 +343,15 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
           failParked(uuid, "By request, the " + what + " operation was aborted for node " + uuid + ".",
                      user);
         });
+        return {};
+      }
+      if (from == state::kServiceFailed && task.internalInfo.value("service_ramdisk", false)) {
+        // The agent ramdisk is still up: a worker leaves it and boots the instance first
+        // (Ironic's tear_down_service), then the node goes back to active.
+        node.setText(kNodeReservation, host());
+        KILN_TRY_VOID(saveTask(*tx, task));
+        KILN_TRY_VOID(tx->commit());
+        submit(uuid, [this, uuid] { abortFailedService(uuid); });
         return {};
       }
       if (from == state::kServiceFailed) {
@@ -1083,7 +1093,11 @@ Result<StepResult> Conductor::executeStep(TaskContext& task, const PlannedStep& 
                   "a deployment the agent boots at deploy.deploy, priority 100: give in-band "
                   "deploy steps a priority between 41 and 99)");
     }
-    agent::queueStep(task, kind == StepKind::Clean ? "clean" : "deploy", step.toJson());
+    agent::queueStep(task,
+                     kind == StepKind::Clean    ? "clean"
+                     : kind == StepKind::Deploy ? "deploy"
+                                                : "service",
+                     step.toJson());
     return StepResult::Wait;
   }
   return invalid("the node's interfaces do not offer step " + step.key());

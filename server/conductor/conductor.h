@@ -205,6 +205,13 @@ class Conductor {
   /// Servicing (1.87, conductor_service.cpp): the requested steps on an active node.
   Result<Next> doServicing(TaskContext& task);
   Result<Next> finishServicing(TaskContext& task);
+  /// After in-band servicing: out of the agent ramdisk and back into the instance (nothing to
+  /// do when no ramdisk was booted for it).
+  Result<void> tearDownServiceRamdisk(TaskContext& task);
+  /// Abort from "service failed" after in-band servicing (the node is reserved): tears the
+  /// ramdisk down and returns the node to active, or keeps it in "service failed" with
+  /// last_error when that fails.
+  void abortFailedService(const std::string& uuid);
   /// Fails a node parked in a wait or hold state by request (abort), in a worker: `message`
   /// becomes last_error (with "aborted" in it, as clients look for).
   void failParked(const std::string& uuid, const std::string& message, const std::string& user);

@@ -28,7 +28,8 @@ constexpr const char* kLookupNotFound = "Node with the given addresses or UUID c
 /// States in which an agent is expected to look up ([api] restrict_lookup).
 bool agentExpected(std::string_view s) {
   return s == state::kDeploying || s == state::kDeployWait || s == state::kCleaning ||
-         s == state::kCleanWait || s == state::kInspecting || s == state::kInspectWait;
+         s == state::kCleanWait || s == state::kInspecting || s == state::kInspectWait ||
+         s == state::kServicing || s == state::kServiceWait;
 }
 
 /// driver_internal_info as the agent may see it: no token, no bookkeeping of the session.
@@ -166,22 +167,24 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
       task.node.setText(kNodeProvisionUpdatedAt, now);
     }
     if (!maintenance) {
-      if ((s == state::kCleanWait || s == state::kDeployWait) && waiting == "boot") {
+      const bool stepWait = s == state::kCleanWait || s == state::kDeployWait || s == state::kServiceWait;
+      if (stepWait && waiting == "boot") {
         // The ramdisk is up. Cleaning that has not started is re-planned with the agent's own
-        // step catalogue; a deployment's deploy.deploy step is done.
+        // step catalogue; a deployment's deploy.deploy step is done; servicing starts its
+        // first step.
         info.erase(agent::kWaiting);
         const bool cleanNotStarted = s == state::kCleanWait && !info.contains("clean_step_index");
         if (cleanNotStarted) {
           info.erase("clean_steps");
           info["clean_replan"] = true;
         }
-        markResumed(task, !cleanNotStarted);
+        markResumed(task, !cleanNotStarted && s != state::kServiceWait);
         resumed = true;
       } else if (s == state::kInspectWait && waiting == "inventory" && info.contains(agent::kInventory)) {
         info.erase(agent::kWaiting);
         markResumed(task, true);
         resumed = true;
-      } else if ((s == state::kCleanWait || s == state::kDeployWait) && info.contains(agent::kResult)) {
+      } else if (stepWait && info.contains(agent::kResult)) {
         info.erase(agent::kWaiting);
         markResumed(task, false);  // runNextStep takes the result first
         resumed = true;

@@ -26,4 +26,8 @@ struct FlowKeys {
 };
 const FlowKeys& keysFor(StepKind kind);
 
+/// Forgets a flow's plan and bookkeeping in driver_internal_info (its steps, index, completion
+/// marker, wait deadline and requested steps).
+void clearFlow(nlohmann::json& info, StepKind kind);
+
 }  // namespace kiln::server::detail

@@ -1,21 +1,31 @@
 // Servicing (API 1.87): a list of requested steps run on an active node, which returns to
 // active when they are done ("service failed" otherwise; abort from there goes back to active).
-// Kiln runs out-of-band service steps (bios, firmware and RAID through the BMC, the flow steps
-// power_on/power_off/reboot/wait/hold); it boots no agent ramdisk on an active node, so a step
-// that runs in the agent fails the request with a message saying so. Also here: failing a node
-// parked in a wait or hold state on request (abort, 1.85/1.87/1.110).
+// Out-of-band service steps (bios, firmware and RAID through the BMC, the flow steps
+// power_on/power_off/reboot/wait/hold) run at once. When a step runs in the agent (the agent's
+// raid.apply_configuration, as Ironic's AgentRAID offers it), the node boots the agent ramdisk
+// first and waits in "service wait" for it, as Ironic's prepare_service does; at the end (and
+// on an abort from "service failed") the ramdisk is left and the instance booted again
+// (tear_down_service). disable_ramdisk (1.108) refuses such steps instead. Also here: failing a
+// node parked in a wait or hold state on request (abort, 1.85/1.87/1.110).
 #include "server/conductor/conductor.h"
 #include "server/conductor/conductor_detail.h"
 #include "server/conductor/firmware_cache.h"
+#include "server/drivers/agent/agent_session.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
 
+using detail::clearFlow;
 using detail::keysFor;
 using nlohmann::json;
 using Mode = Storage::Mode;
+
+namespace {
+/// driver_internal_info: the agent ramdisk was booted for this servicing.
+constexpr const char* kServiceRamdisk = "service_ramdisk";
+}  // namespace
 
 Result<Conductor::Next> Conductor::doServicing(TaskContext& task) {
   json& info = task.internalInfo;
@@ -31,12 +41,15 @@ Result<Conductor::Next> Conductor::doServicing(TaskContext& task) {
       return failFlow(task, "Failed to validate the service steps of node " + task.uuid() + ": " +
                                 planned.error().message);
     }
-    for (const auto& step : *planned) {
-      if (step.requiresRamdisk) {
-        return failFlow(task, "Cannot service node " + task.uuid() + ": step " + step.key() +
-                                  " runs in the agent ramdisk, which Kiln does not boot on an "
-                                  "active node; only out-of-band service steps are supported");
-      }
+    const bool disableRamdisk =
+        requested.is_array() && std::any_of(requested.begin(), requested.end(), [](const json& r) {
+          return r.is_object() && r.value("__out_of_band_only", false);
+        });
+    const auto inBand = std::find_if(planned->begin(), planned->end(),
+                                     [](const PlannedStep& p) { return p.requiresRamdisk; });
+    if (inBand != planned->end() && disableRamdisk) {
+      return failFlow(task, "Cannot service node " + task.uuid() + ": step " + inBand->key() +
+                                " runs in the agent ramdisk, which disable_ramdisk leaves off");
     }
     json steps = json::array();
     for (const auto& p : *planned) steps.push_back(p.toJson());
@@ -44,13 +57,50 @@ Result<Conductor::Next> Conductor::doServicing(TaskContext& task) {
     info.erase(keysFor(StepKind::Service).index);
     info.erase(keysFor(StepKind::Service).completed);
     KILN_TRY_VOID(saveInNewTransaction(task));
+    if (inBand != planned->end()) {
+      // Ironic's prepare_service: boot the agent ramdisk and wait for its first heartbeat.
+      const auto timeout = std::chrono::seconds(deps_.config.powerStateChangeTimeout);
+      if (auto booted = agent::bootRamdisk(task, timeout); !booted) {
+        return failFlow(task, "Failed to prepare node " + task.uuid() + " for servicing: " +
+                                  booted.error().message);
+      }
+      info[kServiceRamdisk] = true;
+      transition(task, "wait");
+      task.node.setNull(kNodeReservation);
+      KILN_TRY_VOID(saveInNewTransaction(task));
+      return Next::Stop;
+    }
     return Next::Continue;
   }
   return runNextStep(task, StepKind::Service);
 }
 
+Result<void> Conductor::tearDownServiceRamdisk(TaskContext& task) {
+  json& info = task.internalInfo;
+  if (!info.value(kServiceRamdisk, false)) return {};
+  // Ironic's tear_down_inband_service: out of the ramdisk, the instance's boot configuration
+  // back, the instance started (rebooted into, when the node must not be powered off).
+  const auto timeout = std::chrono::seconds(deps_.config.powerStateChangeTimeout);
+  if (task.node.flag(kNodeDisablePowerOff)) {
+    KILN_TRY_VOID(task.driver->boot->cleanUpRamdisk(task));
+    agent::resetSession(info);
+    KILN_TRY_VOID(task.driver->boot->prepareInstance(task));
+    KILN_TRY_VOID(task.driver->power->reboot(task, false, timeout));
+  } else {
+    KILN_TRY_VOID(agent::leaveRamdisk(task, timeout));
+    KILN_TRY_VOID(task.driver->boot->prepareInstance(task));
+    KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOn, timeout));
+  }
+  task.node.setText(kNodePowerState, std::string(state::kPowerOn));
+  info.erase(kServiceRamdisk);
+  return {};
+}
+
 Result<Conductor::Next> Conductor::finishServicing(TaskContext& task) {
   json& info = task.internalInfo;
+  if (auto r = tearDownServiceRamdisk(task); !r) {
+    return failFlow(task, "Failed to tear down servicing of node " + task.uuid() + ": " + r.error().message);
+  }
   // Kiln keeps the last run's service_steps for inspection; the bookkeeping goes.
   info.erase(keysFor(StepKind::Service).index);
   info.erase(keysFor(StepKind::Service).completed);
@@ -64,6 +114,34 @@ Result<Conductor::Next> Conductor::finishServicing(TaskContext& task) {
   task.node.setNull(kNodeReservation);
   KILN_TRY_VOID(saveInNewTransaction(task));
   return Next::Stop;
+}
+
+void Conductor::abortFailedService(const std::string& uuid) {
+  auto run = [&]() -> Result<void> {
+    TaskContext task;
+    {
+      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+      task = KILN_TRY(loadTask(*tx, uuid));
+    }
+    auto driver = KILN_TRY(driverFor(task.node));
+    task.driver = &driver;
+    if (auto r = tearDownServiceRamdisk(task); !r) {
+      task.node.setText(kNodeLastError, "Failed to tear down servicing of node " + uuid + ": " +
+                                            r.error().message);
+      task.node.setNull(kNodeReservation);
+      return saveInNewTransaction(task);
+    }
+    transition(task, "abort");  // service failed -> active
+    task.node.setNull(kNodeTargetProvisionState);
+    task.node.setText(kNodeServiceStep, "{}");
+    task.node.setNull(kNodeLastError);
+    clearFlow(task.internalInfo, StepKind::Service);
+    task.node.setNull(kNodeReservation);
+    return saveInNewTransaction(task);
+  };
+  if (auto done = run(); !done) {
+    failUnfinished(uuid, "Failed to abort the servicing of node " + uuid + ": " + done.error().message);
+  }
 }
 
 void Conductor::failParked(const std::string& uuid, const std::string& message,

@@ -86,7 +86,8 @@ struct HeartbeatRequest {
   static Result<HeartbeatRequest> parse(const nlohmann::json& j);
 };
 
-/// A command the server wants run. Names: "execute_step" (params {"kind": "clean"|"deploy",
+/// A command the server wants run. Names: "execute_step" (params {"kind": "clean"|"deploy"|
+/// "service" (the agent runs a step by interface and name whatever the kind),
 /// "step": {"interface", "step", "args"}}), "collect_inventory", "sync", "power_off", "reboot".
 struct AgentCommand {
   std::string id;

@@ -196,6 +196,9 @@ std::vector<StepDefinition> agentRaidSteps() {
       task.node.setText(kNodeRaidConfig, config.is_object() ? dumpJson(config) : "{}");
       return StepResult::Done;
     };
+    // Ironic's AgentRAID.apply_configuration is also a service step (run in the ramdisk that
+    // servicing boots on the active node).
+    if (s.name == "apply_configuration") s.service = true;
   }
   return steps;
 }

@@ -12,6 +12,7 @@
 
 #include "shared/core/base64.h"
 #include "shared/core/gzip.h"
+#include "server/model/versions.h"
 #include "tests/support/protocol_golden.h"
 #include "tests/support/test_api.h"
 
@@ -103,7 +104,7 @@ Response verb(TestApi& api, const std::string& ident, const std::string& target,
 /// A fake-hardware node using the agent interfaces, with one port.
 void createAgentNode(TestApi& api, const std::string& name, Json extra = Json::object()) {
   extra["name"] = name;
-  extra["deploy_interface"] = "direct";
+  if (!extra.contains("deploy_interface")) extra["deploy_interface"] = "direct";
   if (!extra.contains("instance_info")) {
     extra["instance_info"] = {{"image_source", "http://127.0.0.1:8080/img.raw"},
                               {"image_os_hash_algo", "sha256"},
@@ -730,4 +731,72 @@ TEST_CASE("deploy: whole-disk images say so; kernel and ramdisk without image_ty
                                                     {"kernel", "http://x/vmlinuz"}, {"ramdisk", "http://x/initrd"}}}});
   auto v = legacy.get("/v1/nodes/n2/validate").json();
   CHECK_THAT(v["deploy"]["reason"].get<std::string>(), Catch::Contains("root_gb"));
+}
+
+TEST_CASE("in-band servicing boots the agent on the active node and boots the instance after",
+          "[server][agent][service]") {
+  TestApi api;
+  api.version = "1." + std::to_string(kiln::server::ver::k87Service);
+  createAgentNode(api, "s1", {{"deploy_interface", "fake"}, {"raid_interface", "agent"}});
+  makeAvailable(api, "s1");
+  REQUIRE(verb(api, "s1", "active").status == 202);
+  REQUIRE(node(api, "s1")["provision_state"] == "active");
+  const Json raid{{"logical_disks", {{{"size_gb", "MAX"}, {"raid_level", "1"}, {"is_root_volume", true}}}}};
+  const Json steps = Json::array(
+      {{{"interface", "raid"}, {"step", "apply_configuration"}, {"args", {{"raid_config", raid}}}}});
+
+  SECTION("disable_ramdisk refuses the in-band step") {
+    api.version = "1." + std::to_string(kiln::server::ver::k108ServiceDisableRamdisk);
+    REQUIRE(verb(api, "s1", "service", {{"service_steps", steps}, {"disable_ramdisk", true}}).status == 202);
+    const Json n = node(api, "s1");
+    CHECK(n["provision_state"] == "service failed");
+    CHECK(n["last_error"] == "Cannot service node " + n["uuid"].get<std::string>() +
+                                 ": step raid.apply_configuration runs in the agent ramdisk, "
+                                 "which disable_ramdisk leaves off");
+  }
+
+  SECTION("the step runs in the agent; the node returns to active, powered on") {
+    REQUIRE(verb(api, "s1", "service", {{"service_steps", steps}}).status == 202);
+    Json n = node(api, "s1");
+    REQUIRE(n["provision_state"] == "service wait");
+    CHECK(n["power_state"] == "power on");
+    ScriptedAgent agent{api};
+    REQUIRE(agent.lookup().status == 200);  // an agent is expected in service wait
+    auto apply = commandOf(agent.beat());
+    CHECK(apply["name"] == "execute_step");
+    CHECK(apply["params"]["kind"] == "service");
+    CHECK(apply["params"]["step"]["step"] == "apply_configuration");
+    CHECK(apply["params"]["step"]["args"]["raid_config"] == raid);
+    CHECK(node(api, "s1")["service_step"]["step"] == "apply_configuration");
+    const Json built{{"logical_disks", {{{"size_gb", 9}, {"raid_level", "1"}, {"is_root_volume", true},
+                                         {"controller", "software"}, {"device", "/dev/md0"}}}}};
+    agent.finish(apply, "SUCCEEDED", {{"raid_config", built}});
+    n = node(api, "s1");
+    CHECK(n["provision_state"] == "active");
+    CHECK(n["last_error"].is_null());
+    CHECK(n["raid_config"] == built);
+    CHECK(n["power_state"] == "power on");
+    CHECK(n["service_step"] == Json::object());
+    CHECK_FALSE(n["driver_internal_info"].contains("service_ramdisk"));
+    CHECK(agent.lookup().status == 404);  // the session ended with the ramdisk
+  }
+
+  SECTION("a failed agent step leaves the ramdisk up until abort boots the instance") {
+    REQUIRE(verb(api, "s1", "service", {{"service_steps", steps}}).status == 202);
+    ScriptedAgent agent{api};
+    REQUIRE(agent.lookup().status == 200);
+    auto apply = commandOf(agent.beat());
+    agent.finish(apply, "FAILED", Json::object(), "mdadm: cannot open /dev/vdb");
+    Json n = node(api, "s1");
+    REQUIRE(n["provision_state"] == "service failed");
+    CHECK(n["last_error"].get<std::string>().find("mdadm: cannot open /dev/vdb") != std::string::npos);
+    CHECK(n["driver_internal_info"]["service_ramdisk"] == true);
+    REQUIRE(verb(api, "s1", "abort").status == 202);
+    n = node(api, "s1");
+    CHECK(n["provision_state"] == "active");
+    CHECK(n["last_error"].is_null());
+    CHECK(n["power_state"] == "power on");
+    CHECK(n["reservation"].is_null());
+    CHECK_FALSE(n["driver_internal_info"].contains("service_ramdisk"));
+  }
 }
