@@ -890,6 +890,19 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
         return failFlow(task, "Failed to validate the clean steps of node " + task.uuid() + ": " +
                                   planned.error().message);
       }
+      // disable_ramdisk (1.70): the API marks the requested steps; an in-band one is refused,
+      // as Ironic's _validate_user_steps does.
+      const json& requested = info["clean_steps_requested"];
+      const bool disableRamdisk =
+          requested.is_array() && std::any_of(requested.begin(), requested.end(), [](const json& r) {
+            return r.is_object() && r.value("__out_of_band_only", false);
+          });
+      for (const auto& p : *planned) {
+        if (disableRamdisk && p.requiresRamdisk) {
+          return failFlow(task, "Failed to validate the clean steps of node " + task.uuid() +
+                                    ": clean step " + p.key() + " requires booting a ramdisk");
+        }
+      }
       plan = std::move(*planned);
     } else {
       plan = automatedCleanPlan(available);

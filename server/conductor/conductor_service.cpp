@@ -48,8 +48,9 @@ Result<Conductor::Next> Conductor::doServicing(TaskContext& task) {
     const auto inBand = std::find_if(planned->begin(), planned->end(),
                                      [](const PlannedStep& p) { return p.requiresRamdisk; });
     if (inBand != planned->end() && disableRamdisk) {
-      return failFlow(task, "Cannot service node " + task.uuid() + ": step " + inBand->key() +
-                                " runs in the agent ramdisk, which disable_ramdisk leaves off");
+      // Ironic's _validate_user_steps with disable_ramdisk.
+      return failFlow(task, "Failed to validate the service steps of node " + task.uuid() +
+                                ": service step " + inBand->key() + " requires booting a ramdisk");
     }
     json steps = json::array();
     for (const auto& p : *planned) steps.push_back(p.toJson());

@@ -750,9 +750,10 @@ TEST_CASE("in-band servicing boots the agent on the active node and boots the in
     REQUIRE(verb(api, "s1", "service", {{"service_steps", steps}, {"disable_ramdisk", true}}).status == 202);
     const Json n = node(api, "s1");
     CHECK(n["provision_state"] == "service failed");
-    CHECK(n["last_error"] == "Cannot service node " + n["uuid"].get<std::string>() +
-                                 ": step raid.apply_configuration runs in the agent ramdisk, "
-                                 "which disable_ramdisk leaves off");
+    CHECK(n["last_error"] == "Failed to validate the service steps of node " +
+                                 n["uuid"].get<std::string>() +
+                                 ": service step raid.apply_configuration requires booting a ramdisk");
+    CHECK(n["power_state"] == "power on");  // the instance was not rebooted
   }
 
   SECTION("the step runs in the agent; the node returns to active, powered on") {
@@ -799,4 +800,21 @@ TEST_CASE("in-band servicing boots the agent on the active node and boots the in
     CHECK(n["reservation"].is_null());
     CHECK_FALSE(n["driver_internal_info"].contains("service_ramdisk"));
   }
+}
+
+TEST_CASE("manual cleaning with disable_ramdisk refuses an in-band step", "[server][agent]") {
+  TestApi api;
+  api.version = "1." + std::to_string(kiln::server::ver::k70CleanDisableRamdisk);
+  createAgentNode(api, "c1", {{"raid_interface", "agent"}});
+  makeAvailable(api, "c1");
+  REQUIRE(verb(api, "c1", "manage").status == 202);
+  REQUIRE(verb(api, "c1", "clean",
+               {{"clean_steps", Json::array({{{"interface", "deploy"}, {"step", "erase_devices_metadata"}}})},
+                {"disable_ramdisk", true}})
+              .status == 202);
+  const Json n = node(api, "c1");
+  CHECK(n["provision_state"] == "clean failed");
+  CHECK(n["last_error"] == "Failed to validate the clean steps of node " + n["uuid"].get<std::string>() +
+                               ": clean step deploy.erase_devices_metadata requires booting a ramdisk");
+  CHECK(n["power_state"] == "power off");  // no ramdisk was booted
 }
