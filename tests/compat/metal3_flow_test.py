@@ -572,12 +572,16 @@ class Environment:
         os.makedirs(tftp, exist_ok=True)
         port_file = os.path.join(self.tmp, "bmc.port")
         self._bmc_log_file = open(self.bmc_log, "wb")
-        # A VM without disks: powering it on starts QEMU, which sits in its firmware; enough
-        # for power, boot device and virtual media.
+        # A VM with one empty sparse disk (8 GiB, no space used) for the inventory of fast
+        # inspection: powering it on starts QEMU, which sits in its firmware; enough for power,
+        # boot device and virtual media.
+        disk = os.path.join(self.tmp, "vm1-disk.raw")
+        with open(disk, "wb") as f:
+            f.truncate(8 << 30)
         self.bmc_proc = subprocess.Popen(
             [sys.executable, REDFISH_BMC, "--port", "0", "--port-file", port_file,
              "--state-dir", os.path.join(self.tmp, "bmc"),
-             "--vm", "name=vm1,mac=%s,memory=128" % RF_MAC, "--tftp-dir", tftp,
+             "--vm", "name=vm1,mac=%s,memory=128,disks=%s" % (RF_MAC, disk), "--tftp-dir", tftp,
              "--bootfile", "boot.ipxe", "--user", BMC_USER, "--password", BMC_PASSWORD,
              "--graceful-timeout", "3"],
             stdin=subprocess.DEVNULL, stdout=self._bmc_log_file, stderr=subprocess.STDOUT)
@@ -1693,6 +1697,33 @@ class Flow:
                     cd.get("Inserted"), _short(inserted)), self.api.history[-1])
             time.sleep(self.opts.poll_interval)
 
+    def check_rf_inspect(self):
+        """BMO's fast inspection (inspecthardware.go with the redfish inspect interface): the
+        same PATCH and inspect as the agent's, then the inventory read from the BMC."""
+        ident = self.rf_uuid()
+        self.ensure_state(ident, "manageable")
+        self.patch(ident, [{"op": "add", "path": "/inspect_interface", "value": "redfish"}])
+        self.provision(ident, {"target": "inspect"})
+        node, _ = self.wait_state(ident, {"manageable"})
+        inv = self.api.get_json(node_path(ident, "/inventory"), INVENTORY_TYPES, what="GET inventory")
+        inventory = inv.get("inventory") or {}
+        self.expect_equal("inventory cpu.architecture", (inventory.get("cpu") or {}).get("architecture"),
+                          "x86_64")
+        if not (inventory.get("memory") or {}).get("physical_mb"):
+            raise Failed("inventory memory.physical_mb missing", self.api.history[-1])
+        macs = [i.get("mac_address") for i in inventory.get("interfaces") or []]
+        if RF_MAC not in macs:
+            raise Failed("inventory interfaces %s lack the BMC's NIC %s" % (macs, RF_MAC),
+                         self.api.history[-1])
+        if not inventory.get("disks"):
+            raise Failed("inventory lists no disks (the BMC's SimpleStorage)", self.api.history[-1])
+        props = node.get("properties") or {}
+        # The VM's 8 GiB disk, less the GiB Ironic keeps spare.
+        if props.get("cpu_arch") != "x86_64" or not props.get("memory_mb") or \
+                props.get("local_gb") != 7:
+            raise Failed("properties after fast inspection: %s" % _short(props), self.api.history[-1])
+        self.patch(ident, [{"op": "add", "path": "/inspect_interface", "value": "agent"}])
+
     def check_rf_subscription(self):
         """BMO's BMCEventSubscription (ironic.go AddBMCEventSubscriptionForNode and
         RemoveBMCEventSubscriptionForNode): vendor passthru on the redfish vendor interface."""
@@ -1814,6 +1845,7 @@ class Flow:
             ("redfish.power", self.check_rf_power, [d, "redfish.register"]),
             ("redfish.boot-device", self.check_rf_boot_device, [d, "redfish.register"]),
             ("redfish.vmedia", self.check_rf_vmedia, [d, "redfish.register"]),
+            ("redfish.inspect", self.check_rf_inspect, [d, "redfish.register"]),
             ("redfish.subscription", self.check_rf_subscription, [d, "redfish.register"]),
             ("redfish.delete", self.check_rf_delete, [d, "redfish.register"]),
         ]

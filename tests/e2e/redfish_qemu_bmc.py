@@ -711,7 +711,10 @@ class VM:
             "PowerState": state,
             "Status": {"State": "Enabled", "Health": "OK"},
             "MemorySummary": {"TotalSystemMemoryGiB": round(self.memory / 1024, 3)},
-            "ProcessorSummary": {"Count": self.cpus},
+            "ProcessorSummary": {"Count": self.cpus, "LogicalProcessorCount": self.cpus,
+                                 "Model": "QEMU Virtual CPU"},
+            "Processors": {"@odata.id": self.path + "/Processors"},
+            "SimpleStorage": {"@odata.id": self.path + "/SimpleStorage"},
             "Boot": {
                 "BootSourceOverrideTarget": self.boot_target,
                 "BootSourceOverrideEnabled": self.boot_enabled,
@@ -729,6 +732,36 @@ class VM:
             }},
             "Oem": {"KilnQemuBmc": oem},
         }
+
+    def render_processor(self):
+        return {"@odata.id": self.path + "/Processors/CPU0",
+                "@odata.type": "#Processor.v1_7_0.Processor",
+                "Id": "CPU0", "Name": "QEMU vCPUs", "ProcessorType": "CPU",
+                "ProcessorArchitecture": "x86", "InstructionSet": "x86-64",
+                "Manufacturer": "QEMU", "Model": "QEMU Virtual CPU", "MaxSpeedMHz": 2000,
+                "TotalCores": self.cpus, "TotalThreads": self.cpus,
+                "Status": {"State": "Enabled", "Health": "OK"}}
+
+    def disk_bytes(self, path):
+        """A disk's size as the guest sees it: a qcow2 header's size field, else the file's."""
+        try:
+            with open(path, "rb") as f:
+                header = f.read(32)
+            if header[:4] == b"QFI\xfb":
+                return int.from_bytes(header[24:32], "big")
+            return os.path.getsize(path)
+        except OSError:
+            return None
+
+    def render_simple_storage(self):
+        devices = [{"Name": "vd" + chr(ord("a") + i), "Model": "virtio-blk",
+                    "CapacityBytes": self.disk_bytes(d),
+                    "Status": {"State": "Enabled", "Health": "OK"}}
+                   for i, d in enumerate(self.disks)]
+        return {"@odata.id": self.path + "/SimpleStorage/virtio",
+                "@odata.type": "#SimpleStorage.v1_2_0.SimpleStorage",
+                "Id": "virtio", "Name": "virtio block devices", "Devices": devices,
+                "Status": {"State": "Enabled", "Health": "OK"}}
 
     def etag(self):
         doc = {"t": self.boot_target, "e": self.boot_enabled, "m": self.boot_mode,
@@ -944,6 +977,26 @@ class Service:
                 if rest[1:] == ["Actions", "ComputerSystem.Reset"]:
                     self.only(req, "POST")
                     return self.reset(vm, req)
+                if rest[1:] == ["Processors"]:
+                    self.only(req, "GET")
+                    return Reply(200, {
+                        "@odata.id": vm.path + "/Processors",
+                        "@odata.type": "#ProcessorCollection.ProcessorCollection",
+                        "Name": "Processors Collection", "Members@odata.count": 1,
+                        "Members": [{"@odata.id": vm.path + "/Processors/CPU0"}]})
+                if rest[1:] == ["Processors", "CPU0"]:
+                    self.only(req, "GET")
+                    return Reply(200, vm.render_processor())
+                if rest[1:] == ["SimpleStorage"]:
+                    self.only(req, "GET")
+                    return Reply(200, {
+                        "@odata.id": vm.path + "/SimpleStorage",
+                        "@odata.type": "#SimpleStorageCollection.SimpleStorageCollection",
+                        "Name": "Simple Storage Collection", "Members@odata.count": 1,
+                        "Members": [{"@odata.id": vm.path + "/SimpleStorage/virtio"}]})
+                if rest[1:] == ["SimpleStorage", "virtio"]:
+                    self.only(req, "GET")
+                    return Reply(200, vm.render_simple_storage())
                 if rest[1:] == ["EthernetInterfaces"]:
                     self.only(req, "GET")
                     return Reply(200, {
