@@ -604,6 +604,7 @@ Result<void> Conductor::setBootDevice(const std::string& uuid, const std::string
 Result<std::vector<std::string>> Conductor::supportedBootDevices(const std::string& uuid) {
   auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
   TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+  tx.reset();  // a Redfish implementation asks the BMC
   auto driver = KILN_TRY(driverFor(task.node));
   task.driver = &driver;
   return driver.management->supportedBootDevices(task);
@@ -1331,6 +1332,8 @@ bool Conductor::syncPowerState(const Record& n) {
     if (!loaded) return true;
     task = std::move(*loaded);
   }
+  // From here to the outcome's transaction no transaction is open: a slow BMC holds up this
+  // node's sync, not the API or the flows.
   auto driver = driverFor(task.node);
   if (!driver || driver->power->validate(task)) return true;  // not set up for power yet
   task.driver = &*driver;
@@ -1346,10 +1349,41 @@ bool Conductor::syncPowerState(const Record& n) {
       task.log.warning("cannot read the node's health", {{"error", h.error().message}});
     }
   }
+  const std::optional<std::string> recorded = task.node.optStr(kNodePowerState);
+  // force_power_state_during_sync puts the recorded state back, under the node's lock: taken
+  // only while the node is as it was read (free, out of maintenance, no power action running).
+  // 1.95: a node with disable_power_off is not forced back (it may be off by itself).
+  NodeLock lock;
+  std::optional<Result<void>> restored;
+  if (observed && recorded && *recorded != *observed && deps_.config.forcePowerStateDuringSync &&
+      !task.node.flag(kNodeDisablePowerOff)) {
+    auto acquired = lockNode(n.uuid(), "power state sync", [&](const Record& row) -> Result<void> {
+      if (row.flag(kNodeMaintenance) || !row[kNodeTargetPowerState].isNull() ||
+          row.optStr(kNodePowerState) != recorded ||
+          row.str(kNodeProvisionState) != task.node.str(kNodeProvisionState)) {
+        return conflict("Node " + n.uuid() + " changed while its power state was read.");
+      }
+      return {};
+    });
+    if (!acquired) return true;  // locked or changed meanwhile: the next pass looks again
+    lock = std::move(*acquired);
+    task.log.warning("power state differs from the recorded one; restoring it",
+                     {{"recorded", *recorded}, {"observed", *observed}});
+    restored = driver->power->setPowerState(
+        task, *recorded, std::chrono::seconds(deps_.config.powerStateChangeTimeout));
+    if (!*restored) {
+      task.log.warning("restoring the power state failed", {{"error", restored->error().message}});
+    }
+  }
+  // The outcome, in one short transaction that re-checks the node first: free (or reserved by
+  // this sync's lock), out of maintenance, its recorded power state unchanged.
   auto tx = deps_.storage.begin(Mode::Write);
   if (!tx) return false;
   auto current = loadTask(**tx, n.uuid());
-  if (!current || !current->node[kNodeReservation].isNull() || current->node.flag(kNodeMaintenance)) return true;
+  if (!current || current->node.flag(kNodeMaintenance)) return true;
+  const bool reserved = !current->node[kNodeReservation].isNull();
+  if (reserved && !(lock.held() && current->node.str(kNodeReservation) == host())) return true;
+  if (current->node.optStr(kNodePowerState) != recorded) return true;
   const int failures = current->internalInfo.value("power_sync_failures", 0);
   FieldMask extra;
   std::optional<HistoryEvent> journal;
@@ -1391,18 +1425,12 @@ bool Conductor::syncPowerState(const Record& n) {
                              std::string(history_event::kMonitoring), bad ? "WARNING" : "INFO",
                              {}, std::nullopt};
     }
-    const auto recorded = current->node.optStr(kNodePowerState);
     if (!recorded) {
       current->node.setText(kNodePowerState, *observed);
     } else if (*recorded != *observed) {
-      // 1.95: a node with disable_power_off is not forced back (it may be off by itself).
-      if (deps_.config.forcePowerStateDuringSync && !current->node.flag(kNodeDisablePowerOff)) {
-        current->log.warning("power state differs from the recorded one; restoring it",
-                             {{"recorded", *recorded}, {"observed", *observed}});
-        current->driver = &*driver;
-        if (auto r = driver->power->setPowerState(*current, *recorded, std::chrono::seconds(deps_.config.powerStateChangeTimeout)); !r) {
-          current->node.setText(kNodePowerState, *observed);
-        }
+      if (restored) {
+        // Restored: the recorded state stands; otherwise the BMC's is recorded.
+        if (!*restored) current->node.setText(kNodePowerState, *observed);
       } else {
         current->log.warning("power state changed outside Kiln",
                              {{"recorded", *recorded}, {"observed", *observed}});
@@ -1412,9 +1440,11 @@ bool Conductor::syncPowerState(const Record& n) {
       return true;
     }
   }
+  // The restore's lock is given up in the same save that records its outcome.
+  if (lock.held()) current->node.setNull(kNodeReservation);
   if (!saveTask(**tx, *current, extra)) return true;
   if (journal && !recordHistory(**tx, current->node.id(), *journal)) return true;
-  (void)(*tx)->commit();
+  if ((*tx)->commit()) lock.releasedInSave();
   return true;
 }
 

@@ -8,7 +8,8 @@
 //
 // The reservation is held through a NodeLock (server/conductor/node_lock.h): a request
 // reserves the node in its transaction and the worker it queues adopts the reservation; the
-// periodic tasks and the synchronous management calls acquire one of their own.
+// periodic tasks and the synchronous management calls acquire one of their own. No database
+// transaction stays open while a BMC or an agent is talked to.
 //
 // Every transition is committed before it is acted on. At start-up, nodes a stopped server
 // left mid-flow are failed with a last_error saying where they stopped; nodes parked in a wait
@@ -320,7 +321,10 @@ class Conductor {
   void failAllocation(const std::string& uuid, const std::string& message);
   void checkWaitingNodes();
   void syncPowerStates();
-  /// One node of syncPowerStates(); false stops the sync (the database is unavailable).
+  /// One node of syncPowerStates(); false stops the sync (the database is unavailable). Every
+  /// BMC call runs with no transaction open; restoring the recorded power state
+  /// (force_power_state_during_sync) runs under the node's lock, and the outcome is written in
+  /// one short transaction that re-checks the node first.
   bool syncPowerState(const Record& node);
   void periodicLoop();
 
