@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/conductor/conductor_detail.h"
+#include "server/conductor/node_lock.h"
 #include "server/model/allocation.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
@@ -168,7 +169,7 @@ Result<void> bindAllocation(Transaction& tx, Record& allocation, Record& node,
 
 Result<void> backfillAllocation(Transaction& tx, Record& allocation, Record& node,
                                 const std::string& now) {
-  if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
+  KILN_TRY_VOID(NodeLock::checkFree(node));
   std::vector<std::string> errors;
   if (node.str(kNodeProvisionState) != state::kActive) {
     errors.push_back("Node must be in the \"active\" state, but the current state is \"" +
@@ -207,7 +208,7 @@ Result<void> backfillAllocation(Transaction& tx, Record& allocation, Record& nod
 }
 
 Result<void> checkDeallocation(const Record& node, const Record& allocation) {
-  if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
+  KILN_TRY_VOID(NodeLock::checkFree(node));
   if (node.flag(kNodeMaintenance)) return {};
   const std::string& s = node.str(kNodeProvisionState);
   if (!node[kNodeTargetProvisionState].isNull() && !state::updateAllowedInTransition(s)) {

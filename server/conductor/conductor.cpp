@@ -222,6 +222,26 @@ Result<void> Conductor::saveInNewTransaction(TaskContext& task, const FieldMask&
   return tx->commit();
 }
 
+void Conductor::saveAndRelease(TaskContext& task, NodeLock& lock, std::string_view what,
+                               const FieldMask& extra, const HistoryEvent* event) {
+  task.node.setNull(kNodeReservation);
+  if (auto saved = saveInNewTransaction(task, extra, event); !saved) {
+    task.log.error(what, {{"error", saved.error().message}});
+    return;
+  }
+  lock.releasedInSave();
+}
+
+NodeLock Conductor::adoptLock(const std::string& uuid, std::string purpose) {
+  return NodeLock::adopt(deps_.storage, deps_.clock, uuid, host(), std::move(purpose));
+}
+
+Result<NodeLock> Conductor::lockNode(const std::string& uuid, std::string purpose,
+                                     const NodeLock::Precondition& precondition) {
+  return NodeLock::acquire(deps_.storage, deps_.clock, uuid, host(), std::move(purpose),
+                           precondition);
+}
+
 Result<void> Conductor::recordHistory(Transaction& tx, int64_t nodeId, const HistoryEvent& event) {
   return recordNodeHistory(tx, deps_.config, deps_.clock, nodeId, host(), event);
 }
@@ -265,7 +285,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
     Record& node = task.node;
-    if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     if (node.flag(kNodeProtected) && (event == "deleted" || event == "rebuild")) {
       return std::unexpected(nodeProtectedError(uuid));
     }
@@ -290,16 +310,17 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
                                          (current.empty() ? "" : " on step " + stepName(current)) + ".");
         node.setText(kNodeCleanStep, "{}");
         node.setNull(kNodeTargetProvisionState);
-        node.setText(kNodeReservation, host());
+        KILN_TRY_VOID(NodeLock::reserve(node, host()));
         KILN_TRY_VOID(saveTask(*tx, task));
         KILN_TRY_VOID(tx->commit());
+        tx.reset();
         // Tear down the cleaning environment in the background, then release the node.
-        submit(uuid, [this, uuid] {
-          auto tx2 = deps_.storage.begin(Mode::Read);
-          if (!tx2) return;
-          auto t = loadTask(**tx2, uuid);
-          tx2->reset();
-          if (!t) return failUnfinished(uuid, "Internal error: " + t.error().message);
+        submit(adoptLock(uuid, "abort cleaning"), [this, uuid](NodeLock& lock) {
+          auto t = [&]() -> Result<TaskContext> {
+            auto tx2 = KILN_TRY(deps_.storage.begin(Mode::Read));
+            return loadTask(*tx2, uuid);
+          }();
+          if (!t) return failUnfinished(uuid, "Internal error: " + t.error().message, &lock);
           auto driver = driverFor(t->node);
           if (driver) {
             t->driver = &*driver;
@@ -308,8 +329,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
             }
           }
           clearFlow(t->internalInfo, StepKind::Clean);
-          t->node.setNull(kNodeReservation);
-          (void)saveInNewTransaction(*t);
+          saveAndRelease(*t, lock, "cannot record the aborted cleaning");
         });
         return {};
       }
@@ -336,11 +356,12 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
         const std::string what = from == state::kCleanHold                           ? "clean"
                                  : from == state::kServiceWait || from == state::kServiceHold ? "service"
                                                                                     : "deploy";
-        node.setText(kNodeReservation, host());
+        KILN_TRY_VOID(NodeLock::reserve(node, host()));
         KILN_TRY_VOID(saveTask(*tx, task));
         KILN_TRY_VOID(tx->commit());
-        submit(uuid, [this, uuid, what, user = request.user] {
-          failParked(uuid, "By request, the " + what + " operation was aborted for node " + uuid + ".",
+        tx.reset();
+        submit(adoptLock(uuid, "abort"), [this, uuid, what, user = request.user](NodeLock& lock) {
+          failParked(lock, "By request, the " + what + " operation was aborted for node " + uuid + ".",
                      user);
         });
         return {};
@@ -348,10 +369,12 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
       if (from == state::kServiceFailed && task.internalInfo.value("service_ramdisk", false)) {
         // The agent ramdisk is still up: a worker leaves it and boots the instance first
         // (Ironic's tear_down_service), then the node goes back to active.
-        node.setText(kNodeReservation, host());
+        KILN_TRY_VOID(NodeLock::reserve(node, host()));
         KILN_TRY_VOID(saveTask(*tx, task));
         KILN_TRY_VOID(tx->commit());
-        submit(uuid, [this, uuid] { abortFailedService(uuid); });
+        tx.reset();
+        submit(adoptLock(uuid, "abort servicing"),
+               [this](NodeLock& lock) { abortFailedService(lock); });
         return {};
       }
       if (from == state::kServiceFailed) {
@@ -370,11 +393,13 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
       // 1.85: the held flow goes back to its wait state and carries on with its next step.
       if (!state::isHoldState(from)) return invalidState();
       transition(task, "unhold");
-      markResumed(task, true);
+      KILN_TRY_VOID(markResumed(task, true));
       node.setNull(kNodeLastError);
       KILN_TRY_VOID(saveTask(*tx, task));
       KILN_TRY_VOID(tx->commit());
-      submit(uuid, [this, uuid, user = request.user] { advance(uuid, user); });
+      tx.reset();
+      submit(adoptLock(uuid, "unhold"),
+             [this, user = request.user](NodeLock& lock) { advance(lock, user); });
       return {};
     }
 
@@ -434,7 +459,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
     if (isWorkingState(*to)) {
       const auto target = verbTarget(request.verb);
       if (target) node.setText(kNodeTargetProvisionState, std::string(*target));
-      node.setText(kNodeReservation, host());
+      KILN_TRY_VOID(NodeLock::reserve(node, host()));
       queue = true;
     } else {
       node.setNull(kNodeTargetProvisionState);
@@ -462,7 +487,10 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
     KILN_TRY_VOID(saveTask(*tx, task, extra));
     KILN_TRY_VOID(tx->commit());
   }
-  if (queue) submit(uuid, [this, uuid, user = request.user] { advance(uuid, user); });
+  if (queue) {
+    submit(adoptLock(uuid, "provision action " + request.verb),
+           [this, user = request.user](NodeLock& lock) { advance(lock, user); });
+  }
   return {};
 }
 
@@ -472,7 +500,7 @@ Result<void> Conductor::changePower(const std::string& uuid, const std::string& 
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
     Record& node = task.node;
-    if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     const std::string provState = node.str(kNodeProvisionState);
     if (provState == state::kCleaning || provState == state::kCleanWait) {
       return invalid("Setting the power state of node " + uuid +
@@ -491,27 +519,28 @@ Result<void> Conductor::changePower(const std::string& uuid, const std::string& 
       return invalid("Failed to validate power for node " + uuid + ": " + *reason);
     }
     node.setText(kNodeTargetPowerState, target);
-    node.setText(kNodeReservation, host());
+    KILN_TRY_VOID(NodeLock::reserve(node, host()));
     node.setNull(kNodeLastError);
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
   const int timeout = timeoutSeconds.value_or(deps_.config.powerStateChangeTimeout);
-  submit(uuid, [this, uuid, target, timeout, user] { powerAction(uuid, target, timeout, user); });
+  submit(adoptLock(uuid, "power action " + target), [this, target, timeout, user](NodeLock& lock) {
+    powerAction(lock, target, timeout, user);
+  });
   return {};
 }
 
-void Conductor::powerAction(const std::string& uuid, const std::string& target, int timeoutSeconds,
+void Conductor::powerAction(NodeLock& lock, const std::string& target, int timeoutSeconds,
                             const std::string& user) {
+  const std::string& uuid = lock.uuid();
   TaskContext task;
   {
-    auto tx = deps_.storage.begin(Mode::Read);
-    if (!tx) return;
-    auto loaded = loadTask(**tx, uuid);
-    if (!loaded) {
-      tx->reset();
-      return failUnfinished(uuid, "Internal error: " + loaded.error().message);
-    }
+    auto loaded = [&]() -> Result<TaskContext> {
+      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+      return loadTask(*tx, uuid);
+    }();
+    if (!loaded) return failUnfinished(uuid, "Internal error: " + loaded.error().message, &lock);
     task = std::move(*loaded);
   }
   auto driver = driverFor(task.node);
@@ -546,10 +575,7 @@ void Conductor::powerAction(const std::string& uuid, const std::string& target, 
     task.log.info("power state changed", {{"power_state", task.node.str(kNodePowerState)}});
   }
   task.node.setNull(kNodeTargetPowerState);
-  task.node.setNull(kNodeReservation);
-  if (auto saved = saveInNewTransaction(task, {}, failure ? &*failure : nullptr); !saved) {
-    task.log.error("cannot record power state", {{"error", saved.error().message}});
-  }
+  saveAndRelease(task, lock, "cannot record power state", {}, failure ? &*failure : nullptr);
 }
 
 Result<ManagementInterface::BootDevice> Conductor::getBootDevice(const std::string& uuid) {
@@ -578,6 +604,7 @@ Result<void> Conductor::setBootDevice(const std::string& uuid, const std::string
 Result<std::vector<std::string>> Conductor::supportedBootDevices(const std::string& uuid) {
   auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
   TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+  tx.reset();  // a Redfish implementation asks the BMC
   auto driver = KILN_TRY(driverFor(task.node));
   task.driver = &driver;
   return driver.management->supportedBootDevices(task);
@@ -591,16 +618,16 @@ Result<void> Conductor::resume(const std::string& uuid, bool stepFinished) {
     if (s != state::kCleanWait && s != state::kDeployWait && s != state::kServiceWait) {
       return conflict("Node " + uuid + " is not waiting (state \"" + s + "\").");
     }
-    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
-    markResumed(task, stepFinished);
+    KILN_TRY_VOID(NodeLock::checkFree(task.node));
+    KILN_TRY_VOID(markResumed(task, stepFinished));
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
-  submit(uuid, [this, uuid] { advance(uuid); });
+  submit(adoptLock(uuid, "resume"), [this](NodeLock& lock) { advance(lock); });
   return {};
 }
 
-void Conductor::markResumed(TaskContext& task, bool stepFinished) {
+Result<void> Conductor::markResumed(TaskContext& task, bool stepFinished) {
   const std::string s = task.node.str(kNodeProvisionState);
   if (s == state::kCleanWait || s == state::kDeployWait || s == state::kServiceWait) {
     const StepKind kind = s == state::kCleanWait    ? StepKind::Clean
@@ -610,7 +637,7 @@ void Conductor::markResumed(TaskContext& task, bool stepFinished) {
   }
   task.internalInfo.erase("wait_until");
   transition(task, "resume");
-  task.node.setText(kNodeReservation, host());
+  return NodeLock::reserve(task.node, host());
 }
 
 Result<CleaningStepsView> Conductor::cleaningSteps(const std::string& uuid, int minPriority) {
@@ -706,17 +733,22 @@ Result<std::vector<InterfaceValidation>> Conductor::validateNode(const std::stri
 
 // ---- flows ------------------------------------------------------------------------------------
 
-void Conductor::advance(const std::string& uuid, const std::string& user) {
+void Conductor::advance(NodeLock& lock, const std::string& user) {
+  const std::string& uuid = lock.uuid();
   for (int guard = 0; guard < 10000; ++guard) {
     auto next = advanceOnce(uuid, user);
     if (!next) {
       // An unexpected failure (database, programming error): record it and release the node
       // rather than leaving it locked.
       log_.error("conductor error", {{"node", uuid}, {"error", next.error().message}});
-      failUnfinished(uuid, "Internal error: " + next.error().message);
+      failUnfinished(uuid, "Internal error: " + next.error().message, &lock);
       return;
     }
-    if (*next == Next::Stop) return;
+    if (*next == Next::Stop) {
+      // The flow's last save gave the node up (or it was not ours any more): conductor.h.
+      lock.releasedInSave();
+      return;
+    }
   }
 }
 
@@ -741,18 +773,38 @@ Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid, const st
   if (s == state::kRescuing) return doRescuing(task);
   if (s == state::kUnrescuing) return doUnrescuing(task);
   if (s == state::kServicing) return doServicing(task);
+  // Nothing to do in this state: the node is given up in this save.
   task.node.setNull(kNodeReservation);
   KILN_TRY_VOID(saveInNewTransaction(task));
   return Next::Stop;
 }
 
-void Conductor::submit(const std::string& uuid, std::function<void()> job) {
-  pool_->submit(uuid, std::move(job), [this, uuid](const std::string& what) {
-    failUnfinished(uuid, "Internal error: the conductor's worker failed unexpectedly: " + what);
-  });
+void Conductor::submit(NodeLock lock, std::function<void(NodeLock&)> job) {
+  const std::string uuid = lock.uuid();
+  // Shared by the job and its failure handler: the lock outlives an exception in the job, so
+  // the node's action is failed while it is still held, and is released afterwards.
+  auto held = std::make_shared<NodeLock>(std::move(lock));
+  pool_->submit(
+      uuid,
+      [held, job = std::move(job)] {
+        job(*held);
+        held->release();
+      },
+      [this, held, uuid](const std::string& what) {
+        failUnfinished(uuid, "Internal error: the conductor's worker failed unexpectedly: " + what,
+                       held.get());
+        held->release();
+      });
 }
 
-void Conductor::failUnfinished(const std::string& uuid, const std::string& message) {
+void Conductor::submitUnlocked(const std::string& uuid, std::function<void()> job) {
+  // Without the lock there is no action of this job's to fail: another worker may hold the
+  // node. The pool has logged what was thrown.
+  pool_->submit(uuid, std::move(job), {});
+}
+
+void Conductor::failUnfinished(const std::string& uuid, const std::string& message,
+                               NodeLock* lock) {
   // Only the plain columns are touched (and driver_internal_info when it parses): this must work
   // on the row whose JSON made the flow fail.
   auto result = [&]() -> Result<void> {
@@ -784,11 +836,30 @@ void Conductor::failUnfinished(const std::string& uuid, const std::string& messa
     KILN_TRY_VOID(tx->nodes().update(node));
     const std::string_view type = powerAction ? history_event::kUnknown : historyEventType(from);
     KILN_TRY_VOID(recordHistory(*tx, node.id(), {message, std::string(type), "ERROR", {}}));
-    return tx->commit();
+    KILN_TRY_VOID(tx->commit());
+    if (lock) lock->releasedInSave();
+    return {};
   }();
   if (!result) {
     log_.error("cannot record a failed action", {{"node", uuid}, {"error", result.error().message}});
   }
+}
+
+Result<Conductor::Next> Conductor::endFlow(TaskContext& task, std::string_view event,
+                                           const FieldMask& extra) {
+  transition(task, event);
+  task.node.setNull(kNodeTargetProvisionState);
+  task.node.setNull(kNodeReservation);
+  KILN_TRY_VOID(saveInNewTransaction(task, extra));
+  return Next::Stop;
+}
+
+Result<Conductor::Next> Conductor::parkFlow(TaskContext& task, std::string_view event,
+                                            const FieldMask& extra) {
+  transition(task, event);
+  task.node.setNull(kNodeReservation);
+  KILN_TRY_VOID(saveInNewTransaction(task, extra));
+  return Next::Stop;
 }
 
 Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string& message,
@@ -856,11 +927,7 @@ Result<Conductor::Next> Conductor::doVerify(TaskContext& task) {
   const FieldMask bootFields = cacheBootMode(task);  // as Ironic's verify
   cacheBiosSettings(task);  // as Ironic's do_node_verify
   cacheFirmwareComponents(task, deps_.storage, deps_.clock);
-  transition(task, "done");
-  task.node.setNull(kNodeTargetProvisionState);
-  task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task, bootFields));
-  return Next::Stop;
+  return endFlow(task, "done", bootFields);
 }
 
 Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
@@ -921,12 +988,7 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
         return failFlow(task, "Failed to prepare node " + task.uuid() + " for cleaning: " +
                                   prepared.error().message);
       }
-      if (*prepared == StepResult::Wait) {
-        transition(task, "wait");
-        task.node.setNull(kNodeReservation);
-        KILN_TRY_VOID(saveInNewTransaction(task));
-        return Next::Stop;
-      }
+      if (*prepared == StepResult::Wait) return parkFlow(task, "wait");
     }
     return Next::Continue;
   }
@@ -946,11 +1008,7 @@ Result<Conductor::Next> Conductor::finishCleaning(TaskContext& task) {
   info.erase("abort_after");
   info.erase("wait_until");
   task.node.setText(kNodeCleanStep, "{}");
-  transition(task, manual ? "manage" : "done");
-  task.node.setNull(kNodeTargetProvisionState);
-  task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task));
-  return Next::Stop;
+  return endFlow(task, manual ? "manage" : "done");
 }
 
 Result<Conductor::Next> Conductor::doDeploying(TaskContext& task) {
@@ -1020,11 +1078,7 @@ Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind)
     info.erase(keys.completed);
     info.erase("user_deploy_steps");
     task.node.setText(kNodeDeployStep, "{}");
-    transition(task, "done");
-    task.node.setNull(kNodeTargetProvisionState);
-    task.node.setNull(kNodeReservation);
-    KILN_TRY_VOID(saveInNewTransaction(task));
-    return Next::Stop;
+    return endFlow(task, "done");
   }
   auto step = KILN_TRY(PlannedStep::fromJson(steps[static_cast<size_t>(index)]));
   info[keys.index] = index;
@@ -1053,10 +1107,7 @@ Result<Conductor::Next> Conductor::stepOutcome(TaskContext& task, StepKind kind,
     // A hold step (1.85) parks the flow in its hold state until unhold or abort.
     const bool hold = task.internalInfo.value("hold", false);
     task.internalInfo.erase("hold");
-    transition(task, hold ? "hold" : "wait");
-    task.node.setNull(kNodeReservation);
-    KILN_TRY_VOID(saveInNewTransaction(task));
-    return Next::Stop;
+    return parkFlow(task, hold ? "hold" : "wait");
   }
   // Ironic's bios steps end by caching the settings they changed (@cache_bios_settings).
   if (step.interface == "bios") cacheBiosSettings(task);
@@ -1146,12 +1197,9 @@ Result<Conductor::Next> Conductor::doInspecting(TaskContext& task) {
     return failFlow(task, "Failed to inspect node " + task.uuid() + ": " + result.error().message);
   }
   if (*result == StepResult::Wait) {
-    transition(task, "wait");
-    task.node.setNull(kNodeReservation);
     FieldMask extra;
     extra.set(kNodeProperties);
-    KILN_TRY_VOID(saveInNewTransaction(task, extra));
-    return Next::Stop;
+    return parkFlow(task, "wait", extra);
   }
   // The inventory, Ironic's plugin data and the inspection rules (conductor_inspection.cpp).
   return finishInspection(task);
@@ -1167,11 +1215,7 @@ Result<Conductor::Next> Conductor::doAdopting(TaskContext& task) {
   if (auto r = task.driver->boot->prepareInstance(task); !r) {
     return failFlow(task, "Failed to adopt node " + task.uuid() + ": " + r.error().message);
   }
-  transition(task, "done");
-  task.node.setNull(kNodeTargetProvisionState);
-  task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task));
-  return Next::Stop;
+  return endFlow(task, "done");
 }
 
 // ---- periodic work and recovery -----------------------------------------------------------------
@@ -1221,43 +1265,46 @@ void Conductor::checkWaitingNodes() {
     if (timeout <= 0 || node[kNodeProvisionUpdatedAt].isNull()) continue;
     const auto since = parseIsoTime(node.str(kNodeProvisionUpdatedAt));
     if (!since || nowSeconds - *since < timeout) continue;
-    // Timed out: fail the node under its lock, naming the step it waited in.
-    auto tx = deps_.storage.begin(Mode::Write);
-    if (!tx) continue;
-    auto task = loadTask(**tx, node.uuid());
-    if (!task || !task->node[kNodeReservation].isNull() ||
-        task->node.str(kNodeProvisionState) != node.str(kNodeProvisionState)) {
-      continue;
-    }
-    task->node.setText(kNodeReservation, host());
-    if (!saveTask(**tx, *task) || !(*tx)->commit()) continue;
-    tx->reset();
+    // Timed out: fail the node under its lock (if it is still free and still waiting there),
+    // naming the step it waited in.
+    const std::string waitState = node.str(kNodeProvisionState);
+    auto lock = lockNode(node.uuid(), "callback timeout", [&](const Record& row) -> Result<void> {
+      if (row.str(kNodeProvisionState) != waitState) return conflict("no longer " + waitState);
+      return {};
+    });
+    if (!lock) continue;
+    auto task = [&]() -> Result<TaskContext> {
+      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+      return loadTask(*tx, node.uuid());
+    }();
+    if (!task) continue;
     auto driver = driverFor(task->node);
     if (!driver) continue;
     task->driver = &*driver;
-    if (inspect) {
-      (void)failFlow(*task,
-                     "Timeout reached while inspecting node " + task->uuid() +
-                         ": its agent did not report the hardware inventory within " +
-                         std::to_string(timeout) + " seconds.",
-                     {}, history_event::kTransition);
-      continue;
-    }
-    const bool service = node.str(kNodeProvisionState) == state::kServiceWait;
-    const json current = objectField(task->node, service ? kNodeServiceStep
-                                                 : clean ? kNodeCleanStep
-                                                         : kNodeDeployStep);
-    const std::string step = current.empty() ? "(none yet)" : stepName(current);
-    if (service) {
-      (void)failFlow(*task, "Timeout reached while servicing the node " + task->uuid() +
-                                ". Failed on step " + step + ".");
-      continue;
-    }
-    (void)failFlow(*task, clean ? "Timeout reached while cleaning the node. Please check if the "
-                                  "ramdisk responsible for the cleaning is running on the node. "
-                                  "Failed on step " + step + "."
-                                : "Timeout reached while waiting for callback for node " +
-                                      task->uuid() + " in deploy step " + step + ".");
+    const auto failed = [&]() -> Result<Next> {
+      if (inspect) {
+        return failFlow(*task,
+                        "Timeout reached while inspecting node " + task->uuid() +
+                            ": its agent did not report the hardware inventory within " +
+                            std::to_string(timeout) + " seconds.",
+                        {}, history_event::kTransition);
+      }
+      const bool service = waitState == state::kServiceWait;
+      const json current = objectField(task->node, service ? kNodeServiceStep
+                                                   : clean ? kNodeCleanStep
+                                                           : kNodeDeployStep);
+      const std::string step = current.empty() ? "(none yet)" : stepName(current);
+      if (service) {
+        return failFlow(*task, "Timeout reached while servicing the node " + task->uuid() +
+                                   ". Failed on step " + step + ".");
+      }
+      return failFlow(*task, clean ? "Timeout reached while cleaning the node. Please check if the "
+                                     "ramdisk responsible for the cleaning is running on the node. "
+                                     "Failed on step " + step + "."
+                                   : "Timeout reached while waiting for callback for node " +
+                                         task->uuid() + " in deploy step " + step + ".");
+    }();
+    if (failed) lock->releasedInSave();  // failFlow's save gave the node up
   }
 }
 
@@ -1285,6 +1332,8 @@ bool Conductor::syncPowerState(const Record& n) {
     if (!loaded) return true;
     task = std::move(*loaded);
   }
+  // From here to the outcome's transaction no transaction is open: a slow BMC holds up this
+  // node's sync, not the API or the flows.
   auto driver = driverFor(task.node);
   if (!driver || driver->power->validate(task)) return true;  // not set up for power yet
   task.driver = &*driver;
@@ -1300,10 +1349,41 @@ bool Conductor::syncPowerState(const Record& n) {
       task.log.warning("cannot read the node's health", {{"error", h.error().message}});
     }
   }
+  const std::optional<std::string> recorded = task.node.optStr(kNodePowerState);
+  // force_power_state_during_sync puts the recorded state back, under the node's lock: taken
+  // only while the node is as it was read (free, out of maintenance, no power action running).
+  // 1.95: a node with disable_power_off is not forced back (it may be off by itself).
+  NodeLock lock;
+  std::optional<Result<void>> restored;
+  if (observed && recorded && *recorded != *observed && deps_.config.forcePowerStateDuringSync &&
+      !task.node.flag(kNodeDisablePowerOff)) {
+    auto acquired = lockNode(n.uuid(), "power state sync", [&](const Record& row) -> Result<void> {
+      if (row.flag(kNodeMaintenance) || !row[kNodeTargetPowerState].isNull() ||
+          row.optStr(kNodePowerState) != recorded ||
+          row.str(kNodeProvisionState) != task.node.str(kNodeProvisionState)) {
+        return conflict("Node " + n.uuid() + " changed while its power state was read.");
+      }
+      return {};
+    });
+    if (!acquired) return true;  // locked or changed meanwhile: the next pass looks again
+    lock = std::move(*acquired);
+    task.log.warning("power state differs from the recorded one; restoring it",
+                     {{"recorded", *recorded}, {"observed", *observed}});
+    restored = driver->power->setPowerState(
+        task, *recorded, std::chrono::seconds(deps_.config.powerStateChangeTimeout));
+    if (!*restored) {
+      task.log.warning("restoring the power state failed", {{"error", restored->error().message}});
+    }
+  }
+  // The outcome, in one short transaction that re-checks the node first: free (or reserved by
+  // this sync's lock), out of maintenance, its recorded power state unchanged.
   auto tx = deps_.storage.begin(Mode::Write);
   if (!tx) return false;
   auto current = loadTask(**tx, n.uuid());
-  if (!current || !current->node[kNodeReservation].isNull() || current->node.flag(kNodeMaintenance)) return true;
+  if (!current || current->node.flag(kNodeMaintenance)) return true;
+  const bool reserved = !current->node[kNodeReservation].isNull();
+  if (reserved && !(lock.held() && current->node.str(kNodeReservation) == host())) return true;
+  if (current->node.optStr(kNodePowerState) != recorded) return true;
   const int failures = current->internalInfo.value("power_sync_failures", 0);
   FieldMask extra;
   std::optional<HistoryEvent> journal;
@@ -1345,18 +1425,12 @@ bool Conductor::syncPowerState(const Record& n) {
                              std::string(history_event::kMonitoring), bad ? "WARNING" : "INFO",
                              {}, std::nullopt};
     }
-    const auto recorded = current->node.optStr(kNodePowerState);
     if (!recorded) {
       current->node.setText(kNodePowerState, *observed);
     } else if (*recorded != *observed) {
-      // 1.95: a node with disable_power_off is not forced back (it may be off by itself).
-      if (deps_.config.forcePowerStateDuringSync && !current->node.flag(kNodeDisablePowerOff)) {
-        current->log.warning("power state differs from the recorded one; restoring it",
-                             {{"recorded", *recorded}, {"observed", *observed}});
-        current->driver = &*driver;
-        if (auto r = driver->power->setPowerState(*current, *recorded, std::chrono::seconds(deps_.config.powerStateChangeTimeout)); !r) {
-          current->node.setText(kNodePowerState, *observed);
-        }
+      if (restored) {
+        // Restored: the recorded state stands; otherwise the BMC's is recorded.
+        if (!*restored) current->node.setText(kNodePowerState, *observed);
       } else {
         current->log.warning("power state changed outside Kiln",
                              {{"recorded", *recorded}, {"observed", *observed}});
@@ -1366,9 +1440,11 @@ bool Conductor::syncPowerState(const Record& n) {
       return true;
     }
   }
+  // The restore's lock is given up in the same save that records its outcome.
+  if (lock.held()) current->node.setNull(kNodeReservation);
   if (!saveTask(**tx, *current, extra)) return true;
   if (journal && !recordHistory(**tx, current->node.id(), *journal)) return true;
-  (void)(*tx)->commit();
+  if ((*tx)->commit()) lock.releasedInSave();
   return true;
 }
 

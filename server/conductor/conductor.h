@@ -6,6 +6,11 @@
 // node's reservation, one unit of work per transaction, and a periodic pass handles timers
 // (wait steps, callback timeouts, power-state sync).
 //
+// The reservation is held through a NodeLock (server/conductor/node_lock.h): a request
+// reserves the node in its transaction and the worker it queues adopts the reservation; the
+// periodic tasks and the synchronous management calls acquire one of their own. No database
+// transaction stays open while a BMC or an agent is talked to.
+//
 // Every transition is committed before it is acted on. At start-up, nodes a stopped server
 // left mid-flow are failed with a last_error saying where they stopped; nodes parked in a wait
 // state stay there and resume (or time out) as usual.
@@ -22,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/conductor/node_lock.h"
 #include "server/conductor/step_planner.h"
 #include "server/conductor/worker_pool.h"
 #include "server/config.h"
@@ -189,8 +195,11 @@ class Conductor {
  private:
   enum class Next { Continue, Stop };
 
-  /// Runs the node's flow until it stops; `user` (who started it, if known) goes with the tasks.
-  void advance(const std::string& uuid, const std::string& user = {});
+  /// Runs the node's flow under `lock` until it stops; `user` (who started it, if known) goes
+  /// with the tasks. A flow step that returns Next::Stop has given the node up in its last save
+  /// (it ended or parked in a wait or hold state: endFlow, parkFlow, failFlow), or found it no
+  /// longer reserved by this conductor; either way the lock no longer holds it.
+  void advance(NodeLock& lock, const std::string& user = {});
   Result<Next> advanceOnce(const std::string& uuid, const std::string& user);
   Result<Next> doVerify(TaskContext& task);
   Result<Next> doCleaning(TaskContext& task);
@@ -208,13 +217,13 @@ class Conductor {
   /// After in-band servicing: out of the agent ramdisk and back into the instance (nothing to
   /// do when no ramdisk was booted for it).
   Result<void> tearDownServiceRamdisk(TaskContext& task);
-  /// Abort from "service failed" after in-band servicing (the node is reserved): tears the
-  /// ramdisk down and returns the node to active, or keeps it in "service failed" with
-  /// last_error when that fails.
-  void abortFailedService(const std::string& uuid);
-  /// Fails a node parked in a wait or hold state by request (abort), in a worker: `message`
-  /// becomes last_error (with "aborted" in it, as clients look for).
-  void failParked(const std::string& uuid, const std::string& message, const std::string& user);
+  /// Abort from "service failed" after in-band servicing (under `lock`): tears the ramdisk
+  /// down and returns the node to active, or keeps it in "service failed" with last_error when
+  /// that fails.
+  void abortFailedService(NodeLock& lock);
+  /// Fails a node parked in a wait or hold state by request (abort), in a worker under `lock`:
+  /// `message` becomes last_error (with "aborted" in it, as clients look for).
+  void failParked(NodeLock& lock, const std::string& message, const std::string& user);
   /// Takes the node's lock for a management action that then runs `body` in a worker; a
   /// failure is recorded as last_error "<failure>: <error>" with a history event.
   Result<void> startManagementAction(const std::string& uuid, const std::string& user,
@@ -232,9 +241,18 @@ class Conductor {
                            const Result<StepResult>& result);
   /// Handles the agent's report on the command the current step queued (conductor_agent.cpp).
   Result<Next> takeAgentResult(TaskContext& task, StepKind kind);
-  /// Marks a parked node as resumed under this conductor's reservation (same transaction).
-  void markResumed(TaskContext& task, bool stepFinished);
+  /// Marks a parked node as resumed and reserves it for this conductor (NodeLock::reserve, in
+  /// the caller's transaction; Conflict when it is reserved). The worker adopts the lock.
+  Result<void> markResumed(TaskContext& task, bool stepFinished);
   Result<Next> finishCleaning(TaskContext& task);
+  /// The end of a flow: `event` (done, manage) moves the node to its stable state with no
+  /// target, and the save recording it (task.node plus `extra`) clears the reservation: the
+  /// node is free the moment it is committed. Returns Next::Stop.
+  Result<Next> endFlow(TaskContext& task, std::string_view event, const FieldMask& extra = {});
+  /// Parks the flow (`event` wait or hold): the save that moves the node to the wait or hold
+  /// state clears the reservation too, so the agent's heartbeat, the API and the timers can
+  /// act on it; it resumes under a new lock (markResumed). Returns Next::Stop.
+  Result<Next> parkFlow(TaskContext& task, std::string_view event, const FieldMask& extra = {});
   /// Moves the node to its failure state with last_error, releases it; `extra` names node
   /// fields the flow changed besides the conductor's own (saveTask). The failure is journalled
   /// (node history) in the same transaction, with `eventType`, or by default the type Ironic
@@ -246,21 +264,36 @@ class Conductor {
   /// Refreshes the node's cached BIOS settings from its bios interface (Ironic's
   /// node_cache_bios_settings): nothing for no-bios; a failure is logged, never fatal.
   void cacheBiosSettings(TaskContext& task);
-  /// Queues a job on the node for the worker pool; if it throws, failUnfinished fails the node.
-  void submit(const std::string& uuid, std::function<void()> job);
+  /// Queues `job` for the worker pool under `lock` (the reservation the request committed,
+  /// adoptLock). The worker owns the lock: what the job still holds when it returns is
+  /// released; when it throws, failUnfinished fails the node's action, still under the lock,
+  /// and the lock is released. A job dropped unrun (the conductor stopping) releases it too.
+  void submit(NodeLock lock, std::function<void(NodeLock&)> job);
+  /// Queues a job that works on node `uuid` without its lock (a shared vendor passthru call);
+  /// if it throws, the exception is logged and the node left as it is.
+  void submitUnlocked(const std::string& uuid, std::function<void()> job);
+  /// The lock on a node this conductor reserved in a request's committed transaction
+  /// (NodeLock::reserve, markResumed).
+  NodeLock adoptLock(const std::string& uuid, std::string purpose);
+  /// NodeLock::acquire for this conductor.
+  Result<NodeLock> lockNode(const std::string& uuid, std::string purpose,
+                            const NodeLock::Precondition& precondition = {});
   /// Fails an action a worker could not finish (an error or an exception escaped it): the
   /// working state's failure state (deploying -> deploy failed, ...), `message` as last_error,
   /// no target power state, no reservation. Needs nothing but the plain columns, so it works
-  /// on a corrupt row; a node another conductor holds is left alone.
-  void failUnfinished(const std::string& uuid, const std::string& message);
-  void powerAction(const std::string& uuid, const std::string& target, int timeoutSeconds,
+  /// on a corrupt row; a node another conductor holds is left alone. `lock`, when given, is
+  /// the worker's: it counts as released once the failure is committed.
+  void failUnfinished(const std::string& uuid, const std::string& message,
+                      NodeLock* lock = nullptr);
+  void powerAction(NodeLock& lock, const std::string& target, int timeoutSeconds,
                    const std::string& user);
   /// The workers of setBootMode / setSecureBoot (Ironic's node_change_boot_mode and
-  /// node_change_secure_boot).
-  void changeBootMode(const std::string& uuid, const std::string& mode);
-  void changeSecureBoot(const std::string& uuid, bool enabled);
-  /// Reserves the node for a management call and runs `body` with its driver, after the
-  /// management interface validated; releases the node (saving driver_internal_info).
+  /// node_change_secure_boot), under `lock`.
+  void changeBootMode(NodeLock& lock, const std::string& mode);
+  void changeSecureBoot(NodeLock& lock, bool enabled);
+  /// Locks the node for a management call (NodeLock::acquire) and runs `body` with its driver,
+  /// after the management interface validated, with no transaction open; releases the node
+  /// in the save of driver_internal_info.
   Result<void> withManagementLock(const std::string& uuid,
                                   const std::function<Result<void>(TaskContext&)>& body);
   /// Ironic's node_cache_boot_mode: reads the boot mode and secure boot state (null when the
@@ -274,6 +307,11 @@ class Conductor {
   /// saveTask in a transaction of its own, journalling `event` (if any) in it.
   Result<void> saveInNewTransaction(TaskContext& task, const FieldMask& extra = {},
                                     const HistoryEvent* event = nullptr);
+  /// The last save of a one-shot worker under `lock`: clears the reservation in task.node and
+  /// saves (saveInNewTransaction); once committed the lock counts as released. A failure is
+  /// logged as "<what>" (the lock then releases on its own).
+  void saveAndRelease(TaskContext& task, NodeLock& lock, std::string_view what,
+                      const FieldMask& extra = {}, const HistoryEvent* event = nullptr);
   void transition(TaskContext& task, std::string_view event);
   void recoverInterruptedNodes();
   /// Queues every allocation a stopped server left in "allocating" (conductor_allocations.cpp).
@@ -283,7 +321,10 @@ class Conductor {
   void failAllocation(const std::string& uuid, const std::string& message);
   void checkWaitingNodes();
   void syncPowerStates();
-  /// One node of syncPowerStates(); false stops the sync (the database is unavailable).
+  /// One node of syncPowerStates(); false stops the sync (the database is unavailable). Every
+  /// BMC call runs with no transaction open; restoring the recorded power state
+  /// (force_power_state_during_sync) runs under the node's lock, and the outcome is written in
+  /// one short transaction that re-checks the node first.
   bool syncPowerState(const Record& node);
   void periodicLoop();
 

@@ -79,7 +79,7 @@ Result<json> Conductor::lookup(const std::vector<std::string>& macs, const std::
   if (deps_.config.restrictLookup && !agentExpected(task.node.str(kNodeProvisionState))) {
     return notFound(kLookupNotFound);
   }
-  if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
+  KILN_TRY_VOID(NodeLock::checkFree(task.node));
 
   protocol::LookupResponse response;
   response.nodeUuid = uuid;
@@ -178,15 +178,15 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
           info.erase("clean_steps");
           info["clean_replan"] = true;
         }
-        markResumed(task, !cleanNotStarted && s != state::kServiceWait);
+        KILN_TRY_VOID(markResumed(task, !cleanNotStarted && s != state::kServiceWait));
         resumed = true;
       } else if (s == state::kInspectWait && waiting == "inventory" && info.contains(agent::kInventory)) {
         info.erase(agent::kWaiting);
-        markResumed(task, true);
+        KILN_TRY_VOID(markResumed(task, true));
         resumed = true;
       } else if (stepWait && info.contains(agent::kResult)) {
         info.erase(agent::kWaiting);
-        markResumed(task, false);  // runNextStep takes the result first
+        KILN_TRY_VOID(markResumed(task, false));  // runNextStep takes the result first
         resumed = true;
       }
     }
@@ -198,8 +198,8 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
     // heartbeat's answer instead of the next one's.
     auto done = std::make_shared<std::promise<void>>();
     auto finished = done->get_future();
-    submit(uuid, [this, uuid, done] {
-      advance(uuid);
+    submit(adoptLock(uuid, "agent heartbeat"), [this, done](NodeLock& lock) {
+      advance(lock);
       done->set_value();
     });
     (void)finished.wait_for(std::chrono::seconds(2));

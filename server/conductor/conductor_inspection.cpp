@@ -131,6 +131,7 @@ Result<Conductor::Next> Conductor::finishInspection(TaskContext& task) {
   task.node.setText(kNodeInspectionFinishedAt, formatIsoTime(deps_.clock.now()));
   transition(task, "done");
   task.node.setNull(kNodeTargetProvisionState);
+  // The node is given up in the transaction that stores the inspection (see advance()).
   task.node.setNull(kNodeReservation);
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
@@ -167,15 +168,15 @@ Result<json> Conductor::continueInspection(const json& inventory, const std::vec
       return conflict("Node " + uuid + " is not waiting for inspection data (provision state \"" +
                       s + "\").");
     }
-    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
+    KILN_TRY_VOID(NodeLock::checkFree(task.node));
     task.internalInfo[agent::kInventory] = inventory;
     task.internalInfo["agent_inspecting"] = true;
     task.internalInfo.erase(agent::kWaiting);
-    markResumed(task, true);
+    KILN_TRY_VOID(markResumed(task, true));
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
-  submit(uuid, [this, uuid] { advance(uuid); });
+  submit(adoptLock(uuid, "inspection data"), [this](NodeLock& lock) { advance(lock); });
   return answer;
 }
 

@@ -25,17 +25,18 @@ Result<void> Conductor::setBootMode(const std::string& uuid, const std::string& 
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
+    KILN_TRY_VOID(NodeLock::checkFree(task.node));
     auto driver = KILN_TRY(driverFor(task.node));
     task.driver = &driver;
     if (auto reason = driver.management->validate(task)) return managementInvalid(uuid, *reason);
     // A new operation: the previous error goes (a failure puts its own there).
     task.node.setNull(kNodeLastError);
-    task.node.setText(kNodeReservation, host());
+    KILN_TRY_VOID(NodeLock::reserve(task.node, host()));
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
-  submit(uuid, [this, uuid, mode] { changeBootMode(uuid, mode); });
+  submit(adoptLock(uuid, "boot mode change"),
+         [this, mode](NodeLock& lock) { changeBootMode(lock, mode); });
   return {};
 }
 
@@ -43,29 +44,29 @@ Result<void> Conductor::setSecureBoot(const std::string& uuid, bool enabled) {
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
+    KILN_TRY_VOID(NodeLock::checkFree(task.node));
     auto driver = KILN_TRY(driverFor(task.node));
     task.driver = &driver;
     if (auto reason = driver.management->validate(task)) return managementInvalid(uuid, *reason);
     task.node.setNull(kNodeLastError);
-    task.node.setText(kNodeReservation, host());
+    KILN_TRY_VOID(NodeLock::reserve(task.node, host()));
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
-  submit(uuid, [this, uuid, enabled] { changeSecureBoot(uuid, enabled); });
+  submit(adoptLock(uuid, "secure boot change"),
+         [this, enabled](NodeLock& lock) { changeSecureBoot(lock, enabled); });
   return {};
 }
 
-void Conductor::changeBootMode(const std::string& uuid, const std::string& mode) {
+void Conductor::changeBootMode(NodeLock& lock, const std::string& mode) {
+  const std::string& uuid = lock.uuid();
   TaskContext task;
   {
-    auto tx = deps_.storage.begin(Mode::Read);
-    if (!tx) return failUnfinished(uuid, "Internal error: " + tx.error().message);
-    auto loaded = loadTask(**tx, uuid);
-    if (!loaded) {
-      tx->reset();
-      return failUnfinished(uuid, "Internal error: " + loaded.error().message);
-    }
+    auto loaded = [&]() -> Result<TaskContext> {
+      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+      return loadTask(*tx, uuid);
+    }();
+    if (!loaded) return failUnfinished(uuid, "Internal error: " + loaded.error().message, &lock);
     task = std::move(*loaded);
   }
   FieldMask extra;
@@ -93,22 +94,18 @@ void Conductor::changeBootMode(const std::string& uuid, const std::string& mode)
     task.log.error("boot mode change failed",
                    {{"boot_mode", mode}, {"error", result.error().message}});
   }
-  task.node.setNull(kNodeReservation);
-  if (auto saved = saveInNewTransaction(task, extra); !saved) {
-    task.log.error("cannot record the boot mode change", {{"error", saved.error().message}});
-  }
+  saveAndRelease(task, lock, "cannot record the boot mode change", extra);
 }
 
-void Conductor::changeSecureBoot(const std::string& uuid, bool enabled) {
+void Conductor::changeSecureBoot(NodeLock& lock, bool enabled) {
+  const std::string& uuid = lock.uuid();
   TaskContext task;
   {
-    auto tx = deps_.storage.begin(Mode::Read);
-    if (!tx) return failUnfinished(uuid, "Internal error: " + tx.error().message);
-    auto loaded = loadTask(**tx, uuid);
-    if (!loaded) {
-      tx->reset();
-      return failUnfinished(uuid, "Internal error: " + loaded.error().message);
-    }
+    auto loaded = [&]() -> Result<TaskContext> {
+      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+      return loadTask(*tx, uuid);
+    }();
+    if (!loaded) return failUnfinished(uuid, "Internal error: " + loaded.error().message, &lock);
     task = std::move(*loaded);
   }
   FieldMask extra;
@@ -136,10 +133,7 @@ void Conductor::changeSecureBoot(const std::string& uuid, bool enabled) {
     task.log.error("secure boot change failed",
                    {{"secure_boot", pyBool(enabled)}, {"error", result.error().message}});
   }
-  task.node.setNull(kNodeReservation);
-  if (auto saved = saveInNewTransaction(task, extra); !saved) {
-    task.log.error("cannot record the secure boot change", {{"error", saved.error().message}});
-  }
+  saveAndRelease(task, lock, "cannot record the secure boot change", extra);
 }
 
 // ---- synchronous: NMI and indicators
@@ -147,14 +141,11 @@ void Conductor::changeSecureBoot(const std::string& uuid, bool enabled) {
 
 Result<void> Conductor::withManagementLock(const std::string& uuid,
                                            const std::function<Result<void>(TaskContext&)>& body) {
+  NodeLock lock = KILN_TRY(lockNode(uuid, "management call"));
   TaskContext task;
   {
-    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
     task = KILN_TRY(loadTask(*tx, uuid));
-    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
-    task.node.setText(kNodeReservation, host());
-    KILN_TRY_VOID(saveTask(*tx, task));
-    KILN_TRY_VOID(tx->commit());
   }
   auto run = [&]() -> Result<void> {
     auto driver = KILN_TRY(driverFor(task.node));
@@ -166,6 +157,7 @@ Result<void> Conductor::withManagementLock(const std::string& uuid,
   task.driver = nullptr;
   task.node.setNull(kNodeReservation);
   KILN_TRY_VOID(saveInNewTransaction(task));
+  lock.releasedInSave();
   return result;
 }
 

@@ -32,11 +32,8 @@ Result<Conductor::Next> Conductor::doRescuing(TaskContext& task) {
     forgetRescuePassword(task);
     return failFlow(task, "Failed to rescue: " + result.error().message, extra);
   }
-  transition(task, *result == StepResult::Wait ? "wait" : "done");
-  if (*result == StepResult::Done) task.node.setNull(kNodeTargetProvisionState);
-  task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task, extra));
-  return Next::Stop;
+  if (*result == StepResult::Wait) return parkFlow(task, "wait", extra);
+  return endFlow(task, "done", extra);
 }
 
 Result<Conductor::Next> Conductor::doUnrescuing(TaskContext& task) {
@@ -47,13 +44,9 @@ Result<Conductor::Next> Conductor::doUnrescuing(TaskContext& task) {
                                     " does not support rescue (disabled or not implemented)."));
   if (!result) return failFlow(task, "Failed to unrescue: " + result.error().message);
   forgetRescuePassword(task);
-  transition(task, "done");
-  task.node.setNull(kNodeTargetProvisionState);
-  task.node.setNull(kNodeReservation);
   FieldMask extra;
   extra.set(kNodeInstanceInfo);
-  KILN_TRY_VOID(saveInNewTransaction(task, extra));
-  return Next::Stop;
+  return endFlow(task, "done", extra);
 }
 
 }  // namespace kiln::server

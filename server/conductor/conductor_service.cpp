@@ -66,10 +66,7 @@ Result<Conductor::Next> Conductor::doServicing(TaskContext& task) {
                                   booted.error().message);
       }
       info[kServiceRamdisk] = true;
-      transition(task, "wait");
-      task.node.setNull(kNodeReservation);
-      KILN_TRY_VOID(saveInNewTransaction(task));
-      return Next::Stop;
+      return parkFlow(task, "wait");
     }
     return Next::Continue;
   }
@@ -110,14 +107,11 @@ Result<Conductor::Next> Conductor::finishServicing(TaskContext& task) {
   cacheBiosSettings(task);
   cacheFirmwareComponents(task, deps_.storage, deps_.clock);
   task.node.setText(kNodeServiceStep, "{}");
-  transition(task, "done");
-  task.node.setNull(kNodeTargetProvisionState);
-  task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task));
-  return Next::Stop;
+  return endFlow(task, "done");
 }
 
-void Conductor::abortFailedService(const std::string& uuid) {
+void Conductor::abortFailedService(NodeLock& lock) {
+  const std::string& uuid = lock.uuid();
   auto run = [&]() -> Result<void> {
     TaskContext task;
     {
@@ -129,24 +123,26 @@ void Conductor::abortFailedService(const std::string& uuid) {
     if (auto r = tearDownServiceRamdisk(task); !r) {
       task.node.setText(kNodeLastError, "Failed to tear down servicing of node " + uuid + ": " +
                                             r.error().message);
-      task.node.setNull(kNodeReservation);
-      return saveInNewTransaction(task);
+    } else {
+      transition(task, "abort");  // service failed -> active
+      task.node.setNull(kNodeTargetProvisionState);
+      task.node.setText(kNodeServiceStep, "{}");
+      task.node.setNull(kNodeLastError);
+      clearFlow(task.internalInfo, StepKind::Service);
     }
-    transition(task, "abort");  // service failed -> active
-    task.node.setNull(kNodeTargetProvisionState);
-    task.node.setText(kNodeServiceStep, "{}");
-    task.node.setNull(kNodeLastError);
-    clearFlow(task.internalInfo, StepKind::Service);
     task.node.setNull(kNodeReservation);
-    return saveInNewTransaction(task);
+    KILN_TRY_VOID(saveInNewTransaction(task));
+    lock.releasedInSave();
+    return {};
   };
   if (auto done = run(); !done) {
-    failUnfinished(uuid, "Failed to abort the servicing of node " + uuid + ": " + done.error().message);
+    failUnfinished(uuid, "Failed to abort the servicing of node " + uuid + ": " + done.error().message,
+                   &lock);
   }
 }
 
-void Conductor::failParked(const std::string& uuid, const std::string& message,
-                           const std::string& user) {
+void Conductor::failParked(NodeLock& lock, const std::string& message, const std::string& user) {
+  const std::string& uuid = lock.uuid();
   auto run = [&]() -> Result<void> {
     TaskContext task;
     {
@@ -158,9 +154,10 @@ void Conductor::failParked(const std::string& uuid, const std::string& message,
     if (!driver) return std::unexpected(driver.error());
     task.driver = &*driver;
     KILN_TRY(failFlow(task, message));
+    lock.releasedInSave();  // failFlow's save gave the node up
     return {};
   }();
-  if (!run) failUnfinished(uuid, message + " (" + run.error().message + ")");
+  if (!run) failUnfinished(uuid, message + " (" + run.error().message + ")", &lock);
 }
 
 }  // namespace kiln::server

@@ -12,6 +12,8 @@ namespace {
 using Mode = Storage::Mode;
 using nlohmann::json;
 
+constexpr std::string_view kReleaseFailed = "cannot release the node after a vendor method";
+
 Result<VendorInterface*> vendorOf(const NodeDriver& driver, const Record& node) {
   auto* vendor = dynamic_cast<VendorInterface*>(driver.get(InterfaceType::Vendor));
   if (vendor == nullptr) {
@@ -50,6 +52,7 @@ Result<VendorCallResult> Conductor::vendorPassthru(const std::string& uuid,
   NodeDriver driver;
   VendorInterface* vendor = nullptr;
   const VendorMethod* spec = nullptr;
+  NodeLock lock;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     task = KILN_TRY(loadTask(*tx, uuid));
@@ -65,38 +68,35 @@ Result<VendorCallResult> Conductor::vendorPassthru(const std::string& uuid,
         spec->httpMethods.end()) {
       return invalid("The method " + method + " does not support HTTP " + httpMethod);
     }
-    if (spec->requireExclusiveLock && !task.node[kNodeReservation].isNull()) {
-      return conflict(nodeLockedMessage(task.node));
-    }
+    if (spec->requireExclusiveLock) KILN_TRY_VOID(NodeLock::checkFree(task.node));
     if (auto reason = vendor->validateCall(task, method, args)) return invalid(*reason);
     if (spec->requireExclusiveLock) {
-      task.node.setText(kNodeReservation, host());
+      KILN_TRY_VOID(NodeLock::reserve(task.node, host()));
       KILN_TRY_VOID(saveTask(*tx, task));
       KILN_TRY_VOID(tx->commit());
     }
   }
-  const bool exclusive = spec->requireExclusiveLock;
-  auto release = [this](TaskContext& t) {
-    t.node.setNull(kNodeReservation);
-    if (auto saved = saveInNewTransaction(t); !saved) {
-      t.log.error("cannot release the node after a vendor method",
-                  {{"error", saved.error().message}});
-    }
-  };
+  if (spec->requireExclusiveLock) lock = adoptLock(uuid, "vendor passthru " + method);
+  // An exclusive method's changes to the node are saved, and the node released, at its end.
   if (spec->async) {
-    submit(uuid, [this, vendor, method, httpMethod, args, exclusive, release,
-                  task = std::move(task), driver]() mutable {
+    auto job = [this, vendor, method, httpMethod, args, task = std::move(task),
+                driver](NodeLock* held) mutable {
       task.driver = &driver;
       if (auto done = vendor->call(task, method, httpMethod, args); !done) {
         task.log.error("vendor passthru failed",
                        {{"method", method}, {"error", done.error().message}});
       }
-      if (exclusive) release(task);
-    });
+      if (held) saveAndRelease(task, *held, kReleaseFailed);
+    };
+    if (lock.held()) {
+      submit(std::move(lock), [job](NodeLock& held) mutable { job(&held); });
+    } else {
+      submitUnlocked(uuid, [job]() mutable { job(nullptr); });
+    }
     return VendorCallResult{json(), true, spec->attach};
   }
   auto result = vendor->call(task, method, httpMethod, args);
-  if (exclusive) release(task);
+  if (lock.held()) saveAndRelease(task, lock, kReleaseFailed);
   if (!result) return std::unexpected(result.error());
   return VendorCallResult{std::move(*result), false, spec->attach};
 }

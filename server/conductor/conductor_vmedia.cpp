@@ -14,7 +14,7 @@ Result<void> Conductor::startManagementAction(const std::string& uuid, const std
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-    if (!task.node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(task.node));
+    KILN_TRY_VOID(NodeLock::checkFree(task.node));
     if (task.node.flag(kNodeMaintenance) && task.node.str(kNodeFault) == "power failure") {
       return fail(ErrorCode::Unavailable,
                   "Node " + uuid + " is in maintenance because of a power failure; try again "
@@ -30,20 +30,19 @@ Result<void> Conductor::startManagementAction(const std::string& uuid, const std
     if (auto reason = driver.management->validate(task)) {
       return invalid("Failed to validate management for node " + uuid + ": " + *reason);
     }
-    task.node.setText(kNodeReservation, host());
+    KILN_TRY_VOID(NodeLock::reserve(task.node, host()));
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
-  submit(uuid, [this, uuid, user, failure = std::move(failure), body = std::move(body)] {
+  submit(adoptLock(uuid, "virtual media"), [this, uuid, user, failure = std::move(failure),
+                                             body = std::move(body)](NodeLock& lock) {
     TaskContext task;
     {
-      auto tx = deps_.storage.begin(Mode::Read);
-      if (!tx) return failUnfinished(uuid, "Internal error: " + tx.error().message);
-      auto loaded = loadTask(**tx, uuid);
-      if (!loaded) {
-        tx->reset();
-        return failUnfinished(uuid, "Internal error: " + loaded.error().message);
-      }
+      auto loaded = [&]() -> Result<TaskContext> {
+        auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+        return loadTask(*tx, uuid);
+      }();
+      if (!loaded) return failUnfinished(uuid, "Internal error: " + loaded.error().message, &lock);
       task = std::move(*loaded);
     }
     task.user = user;
@@ -61,10 +60,8 @@ Result<void> Conductor::startManagementAction(const std::string& uuid, const std
                            "ERROR", user, std::nullopt};
     }
     task.driver = nullptr;
-    task.node.setNull(kNodeReservation);
-    if (auto saved = saveInNewTransaction(task, {}, event ? &*event : nullptr); !saved) {
-      task.log.error("cannot record the virtual media action", {{"error", saved.error().message}});
-    }
+    saveAndRelease(task, lock, "cannot record the virtual media action", {},
+                   event ? &*event : nullptr);
   });
   return {};
 }

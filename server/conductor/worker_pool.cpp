@@ -27,12 +27,17 @@ WorkerPool::WorkerPool(int threads) {
 WorkerPool::~WorkerPool() { stop(); }
 
 void WorkerPool::submit(std::string nodeUuid, std::function<void()> job, FailureHandler onFailure) {
+  bool queued = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return;
-    queue_.push_back({std::move(nodeUuid), std::move(job), std::move(onFailure)});
+    if (!stopping_) {
+      queue_.push_back({std::move(nodeUuid), std::move(job), std::move(onFailure)});
+      queued = true;
+    }
   }
-  work_.notify_one();
+  // A job dropped after stop() (and what it holds, such as a node's lock) is destroyed with
+  // the parameters, outside the mutex.
+  if (queued) work_.notify_one();
 }
 
 void WorkerPool::waitIdle() {
@@ -41,12 +46,15 @@ void WorkerPool::waitIdle() {
 }
 
 void WorkerPool::stop() {
+  std::deque<Job> dropped;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
-    queue_.clear();
+    dropped.swap(queue_);
   }
+  // Destroyed outside the mutex: a job's captures may release a node's lock in the database.
+  dropped.clear();
   work_.notify_all();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
@@ -67,6 +75,8 @@ void WorkerPool::run() {
       ++running_;
     }
     runGuarded(job);
+    // What the job captured (a node's lock) goes before waitIdle() can see the job finished.
+    job = Job{};
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --running_;

@@ -32,7 +32,9 @@ class WorkerPool {
 
   /// Queues `job`, which works on node `nodeUuid` (named in the log when it fails). When the
   /// job throws, `onFailure` runs on the same thread; an exception from `onFailure` itself is
-  /// logged and dropped. Jobs submitted after stop() are dropped.
+  /// logged and dropped. Jobs submitted after stop() are dropped. A job (with what it
+  /// captured, such as a node's lock) is destroyed before waitIdle() counts it finished, and a
+  /// dropped one outside the pool's mutex.
   void submit(std::string nodeUuid, std::function<void()> job, FailureHandler onFailure);
   /// Blocks until no job is queued or running.
   void waitIdle();

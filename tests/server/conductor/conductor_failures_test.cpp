@@ -159,3 +159,32 @@ TEST_CASE("a deploy template whose stored steps are corrupt fails validate and t
   CHECK_THAT(node(api, "d")["last_error"].get<std::string>(), Catch::Contains(why));
   CHECK(node(api, "other")["provision_state"] == "active");
 }
+
+TEST_CASE("an exception in a one-shot conductor job fails that action and releases the node",
+          "[server][conductor][failures][node_lock]") {
+  TestApi api;
+  for (const char* name : {"throws", "healthy"}) api.createNode({{"name", name}});
+  // A number where the fake management interface reads a string: nlohmann::json throws
+  // type_error on the worker thread, in the middle of the boot mode change (its lock held).
+  writeRow(api, "throws", [](Record& r) { r.setText(kNodeDriverInternalInfo, R"({"fake_boot_mode": 5})"); });
+  REQUIRE(api.put("/v1/nodes/throws/states/boot_mode", {{"target", "bios"}}).status == 202);
+  REQUIRE(api.put("/v1/nodes/healthy/states/boot_mode", {{"target", "bios"}}).status == 202);
+  Json n = node(api, "throws");
+  CHECK(n["reservation"].is_null());
+  CHECK(n["provision_state"] == "enroll");  // not a provisioning action: the state stays
+  CHECK(n["boot_mode"].is_null());
+  CHECK_THAT(n["last_error"].get<std::string>(),
+             Catch::StartsWith("Internal error: the conductor's worker failed unexpectedly: "
+                               "[json.exception.type_error.302]"));
+  auto events = api.get("/v1/nodes/throws/history?detail=true").json()["history"];
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["event"] == n["last_error"]);
+  CHECK(node(api, "healthy")["boot_mode"] == "bios");
+
+  // The node is free again and the workers still run: a power action on it goes through.
+  REQUIRE(api.put("/v1/nodes/throws/states/power", {{"target", "power on"}}).status == 202);
+  n = node(api, "throws");
+  CHECK(n["power_state"] == "power on");
+  CHECK(n["last_error"].is_null());
+  CHECK(n["reservation"].is_null());
+}

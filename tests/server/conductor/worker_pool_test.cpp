@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -100,4 +101,33 @@ TEST_CASE("worker pool drops jobs submitted after stop", "[server][conductor][wo
   pool.submit("node-a", [&] { ran = true; }, {});
   pool.waitIdle();
   CHECK_FALSE(ran);
+}
+
+TEST_CASE("worker pool destroys what a job captured before waitIdle returns, and on stop",
+          "[server][conductor][worker_pool]") {
+  // The conductor's jobs capture the node's lock, which releases the node when destroyed:
+  // once the pool is idle, nothing a job held may still be alive.
+  LogLines log;
+  WorkerPool pool(2);
+  std::vector<std::weak_ptr<int>> ran;
+  for (int i = 0; i < 8; ++i) {
+    auto held = std::make_shared<int>(i);
+    ran.push_back(held);
+    pool.submit("node-a", [held] { (void)*held; }, [held](const std::string&) {});
+  }
+  auto thrown = std::make_shared<int>(0);
+  std::weak_ptr<int> thrownRef = thrown;
+  pool.submit("node-b", [thrown] { throw std::runtime_error("boom"); },
+              [thrown](const std::string&) {});
+  thrown.reset();
+  pool.waitIdle();
+  for (const auto& r : ran) CHECK(r.expired());
+  CHECK(thrownRef.expired());
+
+  pool.stop();
+  auto late = std::make_shared<int>(1);
+  std::weak_ptr<int> lateRef = late;
+  pool.submit("node-c", [late] {}, {});
+  late.reset();
+  CHECK(lateRef.expired());  // dropped at once, not kept
 }
