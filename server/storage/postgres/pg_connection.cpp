@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "server/model/resources.h"
 #include "shared/core/secrets.h"
 
 namespace kiln::server::postgres {
@@ -64,11 +65,32 @@ void replaceAll(std::string& text, std::string_view what, std::string_view with)
   }
 }
 
-/// The column a unique violation names: the last one of DETAIL's "Key (a, b)=(x, y) already
-/// exists.", as SQLite's "UNIQUE constraint failed: t.a, t.b" gives "b".
+/// The column a unique violation names, as SQLite's "UNIQUE constraint failed: t.a, t.b" gives
+/// the last one ("b"). Read from the constraint's name, which does not depend on the server's
+/// language: PostgreSQL names UNIQUE (a, b) "<table>_a_b_key", and the migrations name their
+/// unique indexes "<table>_<column>"; the longest field name of the table that ends it wins
+/// ("nodes_instance_uuid_key" is instance_uuid, not uuid).
 std::string uniqueColumn(const PGresult* result) {
-  const char* detail = PQresultErrorField(result, PG_DIAG_MESSAGE_DETAIL);
-  if (detail) {
+  const char* table = PQresultErrorField(result, PG_DIAG_TABLE_NAME);
+  const char* constraint = PQresultErrorField(result, PG_DIAG_CONSTRAINT_NAME);
+  if (table && constraint) {
+    const std::string_view name(constraint);
+    std::string_view best;
+    for (size_t r = 0; r < kResourceCount; ++r) {
+      const Schema& schema = schemaOf(static_cast<Resource>(r));
+      if (schema.table != table) continue;
+      for (const FieldSpec& field : schema.fields) {
+        const std::string column = "_" + std::string(field.name);
+        if ((name.ends_with(column + "_key") || name.ends_with(column)) &&
+            field.name.size() > best.size()) {
+          best = field.name;
+        }
+      }
+    }
+    if (!best.empty()) return std::string(best);
+  }
+  // Otherwise the last column of DETAIL's "Key (a, b)=(x, y) already exists." (in English).
+  if (const char* detail = PQresultErrorField(result, PG_DIAG_MESSAGE_DETAIL)) {
     const std::string_view d(detail);
     const size_t open = d.find("Key (");
     const size_t close = open == std::string_view::npos ? open : d.find(")=(", open);
@@ -83,17 +105,7 @@ std::string uniqueColumn(const PGresult* result) {
       if (!columns.empty()) return std::string(columns);
     }
   }
-  // No detail (a role without SELECT on the columns): "nodes_name_key" -> "name".
-  const char* constraint = PQresultErrorField(result, PG_DIAG_CONSTRAINT_NAME);
-  const char* table = PQresultErrorField(result, PG_DIAG_TABLE_NAME);
-  std::string name = constraint ? constraint : "unique";
-  if (table && name.rfind(std::string(table) + "_", 0) == 0) {
-    name.erase(0, std::strlen(table) + 1);
-  }
-  if (name.size() > 4 && name.compare(name.size() - 4, 4, "_key") == 0) {
-    name.resize(name.size() - 4);
-  }
-  return name;
+  return constraint ? constraint : "unique";
 }
 
 }  // namespace
