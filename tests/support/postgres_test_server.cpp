@@ -10,9 +10,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string_view>
@@ -34,9 +34,8 @@ std::string findBinDir() {
   int bestVersion = -1;
   for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
-          return c >= '0' && c <= '9';
-        })) {
+    if (name.empty() ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       continue;
     }
     if (!fs::exists(entry.path() / "bin" / "initdb") ||
@@ -184,8 +183,8 @@ std::string PostgresTestServer::start() {
   for (int attempt = 0; attempt < 3 && !running_; ++attempt) {
     port_ = freePort();
     if (port_ == 0) return "no free port on 127.0.0.1";
-    lastError = run(asPostgres({binDir_ + "/pg_ctl", "-D", data, "-l", root_ + "/log", "-w",
-                                "-t", "60", "-o", "-p " + std::to_string(port_), "start"}),
+    lastError = run(asPostgres({binDir_ + "/pg_ctl", "-D", data, "-l", root_ + "/log", "-w", "-t",
+                                "60", "-o", "-p " + std::to_string(port_), "start"}),
                     std::chrono::seconds(90));
     running_ = lastError.empty();
   }

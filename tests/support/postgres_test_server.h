@@ -71,7 +71,7 @@ class PostgresTestServer {
   std::string runuser_;  ///< runuser's path
   int port_ = 0;
   bool running_ = false;
-  std::mutex mutex_;  ///< guards admin_, next_, templateReady_
+  std::mutex mutex_;                                       ///< guards admin_, next_, templateReady_
   std::unique_ptr<server::postgres::PgConnection> admin_;  ///< to the postgres database
   int next_ = 0;
   bool templateReady_ = false;

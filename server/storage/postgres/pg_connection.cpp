@@ -18,6 +18,8 @@
 namespace kiln::server::postgres {
 namespace {
 
+void ignoreNotice(void*, const char*) {}
+
 /// More distinct statements than this on one connection (list queries with many filter
 /// combinations) and its prepared statements are dropped and prepared again as needed.
 constexpr size_t kMaxPreparedStatements = 512;
@@ -122,9 +124,8 @@ std::string PgUrl::scrub(std::string_view text) const {
 Result<PgUrl> parsePgUrl(const std::string& url) {
   PgUrl out;
   constexpr std::string_view kSqlAlchemy = "postgresql+psycopg2://";
-  out.conninfo = url.rfind(kSqlAlchemy, 0) == 0
-                     ? "postgresql://" + url.substr(kSqlAlchemy.size())
-                     : url;
+  out.conninfo =
+      url.rfind(kSqlAlchemy, 0) == 0 ? "postgresql://" + url.substr(kSqlAlchemy.size()) : url;
   out.display = maskUrl(url);
   // The password of "scheme://user:password@host": libpq ends the user part at the first '@'
   // before any '/'.
@@ -251,7 +252,7 @@ Result<std::unique_ptr<PgConnection>> PgConnection::open(const PgUrl& url) {
                 "cannot connect to PostgreSQL database " + url.display + ": " + reason);
   }
   // NOTICEs ("relation ... already exists, skipping") would go to stderr.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(conn, ignoreNotice, nullptr);
   return std::unique_ptr<PgConnection>(new PgConnection(conn, url));
 }
 
@@ -311,8 +312,7 @@ Result<PgResult> PgConnection::query(const std::string& sql, std::span<const Val
   return query(sql, std::span<const Value* const>(refs));
 }
 
-Result<PgResult> PgConnection::query(const std::string& sql,
-                                     std::span<const Value* const> binds) {
+Result<PgResult> PgConnection::query(const std::string& sql, std::span<const Value* const> binds) {
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
     if (prepared_.size() >= kMaxPreparedStatements) {
@@ -329,9 +329,12 @@ Result<PgResult> PgConnection::query(const std::string& sql,
   for (size_t i = 0; i < binds.size(); ++i) {
     const Value& v = *binds[i];
     switch (v.kind) {
-      case Value::Kind::Null: break;
+      case Value::Kind::Null:
+        break;
       // "1"/"0" are valid input for both BOOLEAN and integer columns.
-      case Value::Kind::Bool: values[i] = v.b ? "1" : "0"; break;
+      case Value::Kind::Bool:
+        values[i] = v.b ? "1" : "0";
+        break;
       case Value::Kind::Int:
         numbers.push_back(std::to_string(v.i));
         values[i] = numbers.back().c_str();

@@ -17,8 +17,8 @@ std::span<const std::string_view> postgresMigrations();
 namespace kiln::server::postgres {
 namespace {
 
-const SqlDialect kDialect{.explicitNullsOrder = true, .likeOperator = "ILIKE",
-                         .quoteIdentifiers = true};
+const SqlDialect kDialect{
+    .explicitNullsOrder = true, .likeOperator = "ILIKE", .quoteIdentifiers = true};
 
 /// Idle connections kept for reuse; more are closed when their transaction ends.
 constexpr size_t kMaxIdleConnections = 16;
@@ -149,10 +149,10 @@ class PgRecordStore final : public RecordStore {
     const FieldSpec& spec = schema_[static_cast<size_t>(field)];
     const std::string column = q(spec.name);
     // NULLS FIRST: where SQLite puts them.
-    auto result = KILN_TRY(conn().query(
-        "SELECT " + column + ", COUNT(*) AS n FROM " + std::string(schema_.table) +
-            " GROUP BY " + column + " ORDER BY n DESC, " + column + " NULLS FIRST",
-        std::span<const Value>()));
+    auto result = KILN_TRY(conn().query("SELECT " + column + ", COUNT(*) AS n FROM " +
+                                            std::string(schema_.table) + " GROUP BY " + column +
+                                            " ORDER BY n DESC, " + column + " NULLS FIRST",
+                                        std::span<const Value>()));
     std::vector<std::pair<Value, int64_t>> out;
     for (int row = 0; row < result.rows(); ++row) {
       Value v;
@@ -190,10 +190,10 @@ class PgRecordStore final : public RecordStore {
       binds.push_back(&expected);
       // Under READ COMMITTED a concurrent writer's row lock is waited for, then the condition
       // is checked again against the row it committed: a true compare-and-set.
-      auto result = KILN_TRY(conn().query(
-          sql_.update + " AND " + q(schema_[static_cast<size_t>(field)].name) +
-              " IS NOT DISTINCT FROM $" + std::to_string(binds.size()),
-          binds));
+      auto result = KILN_TRY(
+          conn().query(sql_.update + " AND " + q(schema_[static_cast<size_t>(field)].name) +
+                           " IS NOT DISTINCT FROM $" + std::to_string(binds.size()),
+                       binds));
       if (result.affected() > 0) return true;
       auto exists = KILN_TRY(conn().query(sql_.exists, std::span<const Value>(&id, 1)));
       if (exists.rows() == 0) return notFoundError(record);
@@ -214,10 +214,9 @@ class PgRecordStore final : public RecordStore {
 
   Result<int64_t> removeWhere(int field, const Value& value) override {
     return session_.guarded([&]() -> Result<int64_t> {
-      auto result = KILN_TRY(conn().query(
-          "DELETE FROM " + std::string(schema_.table) + " WHERE " +
-              q(schema_[static_cast<size_t>(field)].name) + " = $1",
-          std::span<const Value>(&value, 1)));
+      auto result = KILN_TRY(conn().query("DELETE FROM " + std::string(schema_.table) + " WHERE " +
+                                              q(schema_[static_cast<size_t>(field)].name) + " = $1",
+                                          std::span<const Value>(&value, 1)));
       return result.affected();
     });
   }
@@ -257,9 +256,9 @@ class PgTraitStore final : public TraitStore {
 
   Result<std::vector<std::string>> get(int64_t nodeId) override {
     const Value id = Value::integer(nodeId);
-    auto result = KILN_TRY(conn().query(
-        "SELECT trait FROM node_traits WHERE node_id = $1 ORDER BY trait",
-        std::span<const Value>(&id, 1)));
+    auto result =
+        KILN_TRY(conn().query("SELECT trait FROM node_traits WHERE node_id = $1 ORDER BY trait",
+                              std::span<const Value>(&id, 1)));
     std::vector<std::string> out;
     out.reserve(static_cast<size_t>(result.rows()));
     for (int row = 0; row < result.rows(); ++row) out.emplace_back(result.text(row, 0));
@@ -275,10 +274,10 @@ class PgTraitStore final : public TraitStore {
     // Ids of one page are contiguous in most listings: a range scan beats a long IN list.
     const auto [lo, hi] = std::minmax_element(nodeIds.begin(), nodeIds.end());
     const std::array<Value, 2> range = {Value::integer(*lo), Value::integer(*hi)};
-    auto result = KILN_TRY(conn().query(
-        "SELECT node_id, trait FROM node_traits WHERE node_id BETWEEN $1 AND $2 "
-        "ORDER BY node_id, trait",
-        range));
+    auto result = KILN_TRY(
+        conn().query("SELECT node_id, trait FROM node_traits WHERE node_id BETWEEN $1 AND $2 "
+                     "ORDER BY node_id, trait",
+                     range));
     for (int64_t id : nodeIds) {
       out[id];
     }
@@ -325,15 +324,14 @@ class PgTraitStore final : public TraitStore {
   Result<void> addNow(int64_t nodeId, const std::string& trait) {
     const std::array<Value, 2> binds = {Value::integer(nodeId), Value::text(trait)};
     KILN_TRY(conn().query(
-        "INSERT INTO node_traits (node_id, trait) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-        binds));
+        "INSERT INTO node_traits (node_id, trait) VALUES ($1, $2) ON CONFLICT DO NOTHING", binds));
     return {};
   }
 
   Result<void> clearNow(int64_t nodeId) {
     const Value id = Value::integer(nodeId);
-    KILN_TRY(conn().query("DELETE FROM node_traits WHERE node_id = $1",
-                          std::span<const Value>(&id, 1)));
+    KILN_TRY(
+        conn().query("DELETE FROM node_traits WHERE node_id = $1", std::span<const Value>(&id, 1)));
     return {};
   }
 
@@ -342,8 +340,7 @@ class PgTraitStore final : public TraitStore {
 
 /// One store per Resource, in the enum's order.
 template <size_t... I>
-std::array<PgRecordStore, kResourceCount> makeStores(Session& session,
-                                                     std::index_sequence<I...>) {
+std::array<PgRecordStore, kResourceCount> makeStores(Session& session, std::index_sequence<I...>) {
   return {PgRecordStore(session, static_cast<Resource>(I))...};
 }
 
@@ -381,8 +378,9 @@ class PgTransaction final : public Transaction {
     storage_.release(std::move(conn_));
     if (!committed) return std::unexpected(committed.error());
     if (rolledBack) {
-      return internalError("database error: the transaction was rolled back after a failed "
-                           "statement");
+      return internalError(
+          "database error: the transaction was rolled back after a failed "
+          "statement");
     }
     return {};
   }
@@ -469,8 +467,7 @@ Result<void> PostgresStorage::migrateLocked(PgConnection& conn) {
 }
 
 void PostgresStorage::checkCollation(PgConnection& conn) {
-  auto result =
-      conn.exec("SELECT datcollate FROM pg_database WHERE datname = current_database()");
+  auto result = conn.exec("SELECT datcollate FROM pg_database WHERE datname = current_database()");
   if (!result || result->rows() == 0) return;
   const std::string collation(result->text(0, 0));
   if (collation == "C" || collation == "POSIX" || collation.starts_with("C.")) return;
