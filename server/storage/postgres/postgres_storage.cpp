@@ -506,9 +506,10 @@ Result<TransactionPtr> PostgresStorage::begin(Mode mode) {
   const std::string sql = mode == Mode::Write ? "BEGIN ISOLATION LEVEL READ COMMITTED"
                                               : "BEGIN ISOLATION LEVEL REPEATABLE READ";
   auto begun = conn->exec(sql);
-  if (!begun && !conn->healthy() && conn->reconnect()) {
-    // The pooled connection broke while idle (the server restarted, a proxy dropped it):
-    // reconnect once.
+  if (!begun && (!conn->healthy() || begun.error().code == ErrorCode::Unavailable) &&
+      conn->reconnect()) {
+    // The pooled connection broke while idle (the server restarted, an administrator or a
+    // proxy ended the session): reconnect once.
     begun = conn->exec(sql);
   }
   if (!begun) {
