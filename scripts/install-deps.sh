@@ -7,6 +7,7 @@ set -eu
 PACKAGES="
   build-essential cmake ninja-build pkg-config ccache git
   libpistache-dev nlohmann-json3-dev libsqlite3-dev libinih-dev libssl-dev libcrypt-dev
+  libpq-dev postgresql
   libboost-dev ipmitool
   libblkid-dev libzstd-dev liblzma-dev zlib1g-dev libc-ares-dev gdisk qemu-utils util-linux e2fsprogs
   zstd xz-utils gzip lz4

@@ -11,6 +11,7 @@
 
 #include "server/drivers/netboot/loader_files.h"
 #include "server/server_app.h"
+#include "server/storage/storage.h"
 #include "shared/core/log.h"
 
 namespace {
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   log.info("listening", {{"address", config.hostIp + ":" + std::to_string((*app)->port())},
-                         {"database", config.connection},
+                         {"database", kiln::server::displayConnection(config.connection)},
                          {"auth_strategy", config.authStrategy}});
   if (!portFile.empty()) {
     // Write then rename, so a reader never sees a partial file.

@@ -9,6 +9,18 @@ void appendPlaceholders(std::string& sql, size_t n) {
   }
 }
 
+/// "<expr> IN (?,...)"; an empty list matches nothing (SQLite accepts "IN ()", PostgreSQL does
+/// not).
+void appendIn(std::string& sql, const std::string& expr, size_t n) {
+  if (n == 0) {
+    sql += "1 = 0";
+    return;
+  }
+  sql += expr + " IN (";
+  appendPlaceholders(sql, n);
+  sql += ")";
+}
+
 std::string escapeLike(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -27,16 +39,16 @@ void appendWhere(const Schema& schema, const std::vector<ListFilter>& filters,
   for (const auto& f : filters) {
     sql += hasWhere ? " AND " : " WHERE ";
     hasWhere = true;
-    const std::string col(schema[f.field].name);
+    const std::string col = columnName(schema[f.field].name, dialect);
     const std::string traitSubquery =
-        "(SELECT COUNT(*) FROM node_traits t WHERE t.node_id = " + table + ".id AND t.trait IN (";
+        "(SELECT COUNT(*) FROM node_traits t WHERE t.node_id = " + table + ".id AND ";
     switch (f.op) {
       case ListFilter::Op::Equals:
         sql += col + " = ?";
         binds.push_back(f.value);
         break;
       case ListFilter::Op::EitherEquals:
-        sql += "(" + col + " = ? OR " + std::string(schema[f.field2].name) + " = ?)";
+        sql += "(" + col + " = ? OR " + columnName(schema[f.field2].name, dialect) + " = ?)";
         binds.push_back(f.value);
         binds.push_back(f.value);
         break;
@@ -47,24 +59,22 @@ void appendWhere(const Schema& schema, const std::vector<ListFilter>& filters,
         binds.push_back(Value::text("%" + escapeLike(f.value.s) + "%"));
         break;
       case ListFilter::Op::In:
-        sql += col + " IN (";
-        appendPlaceholders(sql, f.values.size());
-        sql += ")";
+        appendIn(sql, col, f.values.size());
         for (const auto& v : f.values) binds.push_back(Value::text(v));
         break;
       case ListFilter::Op::TraitsAll:
       case ListFilter::Op::NotTraitsAll:
         sql += traitSubquery;
-        appendPlaceholders(sql, f.values.size());
-        sql += f.op == ListFilter::Op::TraitsAll ? ")) = ?" : ")) < ?";
+        appendIn(sql, "t.trait", f.values.size());
+        sql += f.op == ListFilter::Op::TraitsAll ? ") = ?" : ") < ?";
         for (const auto& v : f.values) binds.push_back(Value::text(v));
         binds.push_back(Value::integer(static_cast<int64_t>(f.values.size())));
         break;
       case ListFilter::Op::TraitsAny:
       case ListFilter::Op::NotTraitsAny:
         sql += traitSubquery;
-        appendPlaceholders(sql, f.values.size());
-        sql += f.op == ListFilter::Op::TraitsAny ? ")) > 0" : ")) = 0";
+        appendIn(sql, "t.trait", f.values.size());
+        sql += f.op == ListFilter::Op::TraitsAny ? ") > 0" : ") = 0";
         for (const auto& v : f.values) binds.push_back(Value::text(v));
         break;
     }
@@ -72,6 +82,16 @@ void appendWhere(const Schema& schema, const std::vector<ListFilter>& filters,
 }
 
 }  // namespace
+
+std::string columnName(std::string_view name, const SqlDialect& dialect) {
+  if (!dialect.quoteIdentifiers) return std::string(name);
+  std::string out;
+  out.reserve(name.size() + 2);
+  out += '"';
+  out += name;
+  out += '"';
+  return out;
+}
 
 std::vector<int> storedFields(const Schema& schema) {
   std::vector<int> out;
@@ -83,22 +103,22 @@ std::vector<int> storedFields(const Schema& schema) {
   return out;
 }
 
-std::string selectColumns(const Schema& schema) {
+std::string selectColumns(const Schema& schema, const SqlDialect& dialect) {
   std::string cols;
   for (int i : storedFields(schema)) {
     if (!cols.empty()) cols += ", ";
-    cols += schema[i].name;
+    cols += columnName(schema[i].name, dialect);
   }
   return cols;
 }
 
 SqlQuery buildListQuery(const Schema& schema, const ListQuery& query, const SqlDialect& dialect) {
   SqlQuery q;
-  q.sql = "SELECT " + selectColumns(schema) + " FROM " + std::string(schema.table);
+  q.sql = "SELECT " + selectColumns(schema, dialect) + " FROM " + std::string(schema.table);
   bool hasWhere = false;
   appendWhere(schema, query.filters, dialect, q.sql, q.binds, hasWhere);
 
-  const std::string col(schema[query.sortField].name);
+  const std::string col = columnName(schema[query.sortField].name, dialect);
   const bool byId = query.sortField == 0;
   if (query.marker) {
     const Value& mv = (*query.marker)[query.sortField];

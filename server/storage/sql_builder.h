@@ -3,10 +3,12 @@
 // Builds the SQL for schema-driven record stores: the column list, list queries with filters,
 // keyset pagination and ordering. Shared by the SQL back ends; placeholders are `?` (a back end
 // using `$n` rewrites them). NULLs sort first in ascending order and last in descending order,
-// matching SQLite's native behaviour (other dialects add NULLS FIRST/LAST).
+// matching SQLite's native behaviour (other dialects add NULLS FIRST/LAST). Column names are
+// quoted in dialects that need it (PostgreSQL reserves some of them, such as "user").
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/model/record.h"
@@ -22,10 +24,14 @@ struct SqlQuery {
 struct SqlDialect {
   bool explicitNullsOrder = false;  ///< append NULLS FIRST / NULLS LAST to ORDER BY terms
   std::string likeOperator = "LIKE";  ///< case-insensitive substring operator
+  bool quoteIdentifiers = false;  ///< write column names as "name"
 };
 
+/// A column name as the dialect writes it: `name`, or `"name"` with quoteIdentifiers.
+std::string columnName(std::string_view name, const SqlDialect& dialect);
+
 /// "id, uuid, name, ..." : the stored columns in schema order.
-std::string selectColumns(const Schema& schema);
+std::string selectColumns(const Schema& schema, const SqlDialect& dialect = SqlDialect{});
 
 /// Indices of the stored (non-computed) fields in schema order.
 std::vector<int> storedFields(const Schema& schema);

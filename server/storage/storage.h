@@ -5,8 +5,10 @@
 // Per-resource stores hang off the transaction: records of each API resource (RecordStore,
 // schema-driven, see server/model/record.h) and the node traits (TraitStore).
 //
-// Implementations: SqliteStorage (embedded default). A PostgreSQL store implements the same
-// interfaces; the contract tests in tests/server/storage run against every back end.
+// Implementations: SqliteStorage (embedded default; write transactions serialised in-process)
+// and PostgresStorage (several kiln-servers on one database; write transactions run
+// concurrently, PostgreSQL's row locks and constraints keep them apart). The contract tests in
+// tests/server/storage run against every back end.
 #pragma once
 
 #include <cstdint>
@@ -99,6 +101,13 @@ class RecordStore {
   /// Replaces every stored field of the row with the record's id.
   virtual Result<void> update(const Record& record) = 0;
 
+  /// Compare-and-set: like update(), but only while the stored row's `field` still equals
+  /// `expected` (null matches null), checked and written in one statement. False, changing
+  /// nothing, when another transaction changed that field first; NotFound when there is no row
+  /// with the record's id. This is how a node reservation is taken across several kiln-servers:
+  /// updateIf(node with reservation = host, kNodeReservation, null).
+  virtual Result<bool> updateIf(const Record& record, int field, const Value& expected) = 0;
+
   /// Deletes the row with this id; NotFound if there is none.
   virtual Result<void> remove(int64_t id) = 0;
 
@@ -149,7 +158,12 @@ class Storage {
  public:
   enum class Mode { Read, Write };
   virtual ~Storage() = default;
-  /// Starts a transaction. Write transactions are serialised against each other.
+  /// Starts a transaction. A Read transaction sees one snapshot of the database. Write
+  /// transactions are all-or-nothing, and a statement that fails (a unique violation, say)
+  /// changes nothing and leaves the transaction usable. SQLite serialises write transactions;
+  /// PostgreSQL runs them concurrently (READ COMMITTED), and a row a write transaction has read
+  /// with findBy()/findInto() stays locked against other writers until it ends, so a
+  /// read-check-update of one row keeps its meaning.
   virtual Result<TransactionPtr> begin(Mode mode) = 0;
   /// The schema version the store is migrated to.
   virtual int schemaVersion() const = 0;
@@ -157,8 +171,14 @@ class Storage {
 using StoragePtr = std::unique_ptr<Storage>;
 
 /// Opens the store named by an Ironic-style `[database] connection` URL:
-/// `sqlite:///relative/path`, `sqlite:////absolute/path`, `sqlite://` (in memory).
-/// Runs pending migrations. InvalidArgument for an unsupported URL.
+/// `sqlite:///relative/path`, `sqlite:////absolute/path`, `sqlite://` (in memory), or
+/// `postgresql://user:password@host:port/database?param=value` (also spelled
+/// `postgresql+psycopg2://`; libpq reads the rest). Runs pending migrations. InvalidArgument
+/// for an unsupported or malformed URL; messages never show a password.
 Result<StoragePtr> openStorage(const std::string& connection);
+
+/// The connection URL as logs and messages may show it: SQLite URLs as they are, any other
+/// with everything after host and port hidden (kiln::maskUrl: user, password, database).
+std::string displayConnection(const std::string& connection);
 
 }  // namespace kiln::server

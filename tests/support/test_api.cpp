@@ -7,6 +7,7 @@
 
 #include "server/api/http.h"
 #include "tests/fuzz/corpus_dump.h"
+#include "tests/support/postgres_test_server.h"
 
 namespace kiln::test {
 
@@ -39,10 +40,16 @@ TestApi::TestApi(const std::string& config, server::InterfaceDeps deps)
   // Keep test output readable; KILN_TEST_LOG=debug (or info) shows the server's log lines.
   const char* level = std::getenv("KILN_TEST_LOG");
   Logger::setLevel(parseLogLevel(level ? level : "error"));
+  std::string connection = "sqlite://";
+  if (postgresRequested()) {
+    PostgresTestServer* pg = PostgresTestServer::forTest();  // exits (skipped) without one
+    postgresDatabase_ = pg->createMigratedDatabase();
+    connection = pg->url(postgresDatabase_);
+  }
   const std::string text =
       "[DEFAULT]\nenabled_hardware_types = fake-hardware, ipmi, redfish, manual-management\n"
       "host = test-conductor\n"
-      "[database]\nconnection = sqlite://\n"
+      "[database]\nconnection = " + connection + "\n"
       // Tests keep their agent images in TempDirs (the default allows /var/lib/kiln/images).
       "[conductor]\nfile_url_allowed_paths = " + std::filesystem::temp_directory_path().string() + "\n" +
       config;
@@ -59,6 +66,10 @@ TestApi::TestApi(const std::string& config, server::InterfaceDeps deps)
 
 TestApi::~TestApi() {
   if (app_) app_->stop();
+  app_.reset();  // closes the database connections
+  if (!postgresDatabase_.empty()) {
+    if (PostgresTestServer* pg = PostgresTestServer::instance()) pg->dropDatabase(postgresDatabase_);
+  }
 }
 
 void TestApi::settle() { app_->conductor().waitIdle(); }

@@ -2,7 +2,10 @@
 //
 // An in-process kiln-server for API tests: a ServerApp built from configuration text with an
 // in-memory database (or a given file) and a FakeClock, called through ApiService::handle()
-// without sockets.
+// without sockets. With KILN_TEST_DATABASE=postgresql in the environment the default database
+// is instead a fresh, migrated PostgreSQL database of the run's test server
+// (tests/support/postgres_test_server.h), dropped with the TestApi; when no PostgreSQL can run
+// here, the process exits with kSkipExitCode, which ctest reports as skipped.
 #pragma once
 
 #include <memory>
@@ -34,7 +37,7 @@ struct Response {
 class TestApi {
  public:
   /// `config` is INI text appended to defaults that enable every hardware type and use an
-  /// in-memory database.
+  /// in-memory database (or PostgreSQL, see above); a [database] connection in it wins.
   explicit TestApi(const std::string& config = "", server::InterfaceDeps deps = {});
   ~TestApi();
 
@@ -73,6 +76,7 @@ class TestApi {
  private:
   std::shared_ptr<FakeClock> clock_;
   std::unique_ptr<server::ServerApp> app_;
+  std::string postgresDatabase_;  ///< dropped at the end (KILN_TEST_DATABASE=postgresql)
 };
 
 }  // namespace kiln::test

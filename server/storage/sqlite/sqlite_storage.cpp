@@ -6,6 +6,7 @@
 #include <span>
 #include <string_view>
 
+#include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/sql_builder.h"
 
 namespace kiln::server {
@@ -140,6 +141,26 @@ class SqliteRecordStore final : public RecordStore {
                       " could not be found.");
     }
     return {};
+  }
+
+  Result<bool> updateIf(const Record& record, int field, const Value& expected) override {
+    // "IS" compares like "=" but treats two NULLs as equal.
+    auto stmt = KILN_TRY(conn_.prepare(sql_.update + " AND " +
+                                       std::string(schema_[static_cast<size_t>(field)].name) +
+                                       " IS ?"));
+    for (size_t k = 1; k < stored_.size(); ++k) {
+      stmt.bind(static_cast<int>(k), record[stored_[k]]);
+    }
+    stmt.bindInt(static_cast<int>(stored_.size()), record.id());
+    stmt.bind(static_cast<int>(stored_.size() + 1), expected);
+    KILN_TRY(stmt.step());
+    if (conn_.changes() > 0) return true;
+    Record current;
+    if (!KILN_TRY(findInto(0, Value::integer(record.id()), current))) {
+      return notFound(std::string(schema_.resource) + " " + record.uuid() +
+                      " could not be found.");
+    }
+    return false;
   }
 
   Result<void> remove(int64_t id) override {
@@ -397,6 +418,9 @@ Result<TransactionPtr> SqliteStorage::begin(Mode mode) {
 namespace kiln::server {
 
 Result<StoragePtr> openStorage(const std::string& connection) {
+  if (postgres::isPostgresUrl(connection)) {
+    return postgres::openPostgresStorage(connection);
+  }
   constexpr std::string_view kPrefix = "sqlite://";
   if (connection.rfind(kPrefix, 0) == 0) {
     std::string rest = connection.substr(kPrefix.size());
@@ -410,8 +434,9 @@ Result<StoragePtr> openStorage(const std::string& connection) {
     }
     return StoragePtr(KILN_TRY(sqlite::SqliteStorage::open(rest.substr(1))));
   }
-  return invalid("[database] connection: unsupported database URL " + connection +
-                 " (this build supports sqlite:///PATH)");
+  return invalid("[database] connection: unsupported database URL " +
+                 displayConnection(connection) +
+                 " (this build supports sqlite:///PATH and postgresql://...)");
 }
 
 }  // namespace kiln::server

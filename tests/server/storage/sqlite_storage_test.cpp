@@ -5,6 +5,7 @@
 #include <thread>
 
 #define KILN_STORAGE_BACKEND "[sqlite]"
+#define KILN_STORAGE_NAME "sqlite"
 #include "tests/server/storage/storage_contract.h"
 
 kiln::server::StoragePtr makeContractStorage() {
