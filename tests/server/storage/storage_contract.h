@@ -345,6 +345,7 @@ TEST_CASE(KILN_STORAGE_NAME " storage: text sorts byte by byte", "[server][stora
   q.sortField = kNodeName;
   q.limit = 0;
   std::vector<std::string> names;
-  for (const auto& r : tx->nodes().list(q).value()) names.push_back(r.str(kNodeName));
+  const auto rows = tx->nodes().list(q).value();  // not a range over a temporary's value()
+  for (const auto& r : rows) names.push_back(r.str(kNodeName));
   CHECK(names == std::vector<std::string>{"A-1", "B", "_x", "a", "a.2", "b"});
 }
