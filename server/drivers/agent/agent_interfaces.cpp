@@ -100,7 +100,9 @@ class DirectDeploy final : public DeployInterface {
         // The agent syncs and powers the machine off after reporting; the power interface then
         // makes sure it is off, and the ramdisk boot configuration goes.
         s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
-          if (!agent::agentConnected(task)) {
+          // 1.95: a node with disable_power_off is not powered off by its agent either;
+          // boot_instance reboots it into the instance.
+          if (!agent::agentConnected(task) || task.node.flag(kNodeDisablePowerOff)) {
             KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
             return StepResult::Done;
           }
@@ -116,7 +118,12 @@ class DirectDeploy final : public DeployInterface {
         s.handler = [](TaskContext&, const json&) -> Result<StepResult> { return StepResult::Done; };
       } else if (s.name == "boot_instance") {
         s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
-          KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOn, powerTimeout(task)));
+          if (task.node.flag(kNodeDisablePowerOff)) {
+            // Never powered off (tear_down_agent): reset into the instance, as Ironic does.
+            KILN_TRY_VOID(task.driver->power->reboot(task, false, powerTimeout(task)));
+          } else {
+            KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOn, powerTimeout(task)));
+          }
           task.node.setText(kNodePowerState, std::string(state::kPowerOn));
           return StepResult::Done;
         };
@@ -148,7 +155,8 @@ class DirectDeploy final : public DeployInterface {
     return StepResult::Wait;
   }
   Result<void> tearDownCleaning(TaskContext& task) override {
-    return agent::leaveRamdisk(task, powerTimeout(task));
+    KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
+    return agent::rebootAfterRamdisk(task, powerTimeout(task));
   }
   Result<void> tearDown(TaskContext& task) override {
     KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOff, powerTimeout(task)));
@@ -183,6 +191,7 @@ class AgentInspect final : public InspectInterface {
     task.inventory = std::move(info[agent::kInventory]);
     info.erase(agent::kInventory);
     KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
+    KILN_TRY_VOID(agent::rebootAfterRamdisk(task, powerTimeout(task)));
     return StepResult::Done;
   }
 };

@@ -82,10 +82,20 @@ Result<void> bootRamdisk(TaskContext& task, std::chrono::seconds powerTimeout) {
 }
 
 Result<void> leaveRamdisk(TaskContext& task, std::chrono::seconds powerTimeout) {
-  KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOff, powerTimeout));
-  task.node.setText(kNodePowerState, std::string(state::kPowerOff));
+  // 1.95: a node with disable_power_off stays on; what follows reboots it (rebootAfterRamdisk).
+  if (!task.node.flag(kNodeDisablePowerOff)) {
+    KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOff, powerTimeout));
+    task.node.setText(kNodePowerState, std::string(state::kPowerOff));
+  }
   KILN_TRY_VOID(task.driver->boot->cleanUpRamdisk(task));
   resetSession(task.internalInfo);
+  return {};
+}
+
+Result<void> rebootAfterRamdisk(TaskContext& task, std::chrono::seconds powerTimeout) {
+  if (!task.node.flag(kNodeDisablePowerOff)) return {};
+  KILN_TRY_VOID(task.driver->power->reboot(task, false, powerTimeout));
+  task.node.setText(kNodePowerState, std::string(state::kPowerOn));
   return {};
 }
 

@@ -66,6 +66,10 @@ Result<void> bootRamdisk(TaskContext& task, std::chrono::seconds powerTimeout);
 /// Leaves the ramdisk: powers the node off through its power interface, undoes the ramdisk
 /// boot configuration and ends the session.
 Result<void> leaveRamdisk(TaskContext& task, std::chrono::seconds powerTimeout);
+/// After leaveRamdisk on a node with disable_power_off (1.95), which was left on: reboots it
+/// out of the ramdisk, as Ironic does where it would have powered the node off (the end of
+/// cleaning and of inspection). Nothing to do for other nodes.
+Result<void> rebootAfterRamdisk(TaskContext& task, std::chrono::seconds powerTimeout);
 
 /// What the agent may know about the node: uuid, properties (root_device hints), instance_info
 /// without secrets, target_raid_config and raid_config.

@@ -818,3 +818,40 @@ TEST_CASE("manual cleaning with disable_ramdisk refuses an in-band step", "[serv
                                ": clean step deploy.erase_devices_metadata requires booting a ramdisk");
   CHECK(n["power_state"] == "power off");  // no ramdisk was booted
 }
+
+TEST_CASE("disable_power_off: the agent flows never power the node off", "[server][agent]") {
+  TestApi api;
+  api.version = "1." + std::to_string(kiln::server::ver::k95DisablePowerOff);
+  createAgentNode(api, "p1", {{"disable_power_off", true}});
+  makeAvailable(api, "p1");
+  SECTION("deployment: no power_off for the agent; the node is reset into the instance") {
+    REQUIRE(verb(api, "p1", "active").status == 202);
+    ScriptedAgent agent{api};
+    REQUIRE(agent.lookup().status == 200);
+    auto write = commandOf(agent.beat());
+    REQUIRE(write["params"]["step"]["step"] == "write_image");
+    auto after = agent.finish(write, "SUCCEEDED", {{"root_device", "/dev/vda"}});
+    REQUIRE(after.status == 202);
+    CHECK(after.json()["commands"].empty());  // no power_off command
+    const Json n = node(api, "p1");
+    CHECK(n["provision_state"] == "active");
+    CHECK(n["power_state"] == "power on");
+    CHECK(n["last_error"].is_null());
+    CHECK(agent.lookup().status == 404);  // the ramdisk session is over
+  }
+  SECTION("cleaning ends with the node on (rebooted out of the ramdisk)") {
+    REQUIRE(verb(api, "p1", "manage").status == 202);
+    REQUIRE(verb(api, "p1", "clean",
+                 {{"clean_steps", Json::array({{{"interface", "deploy"}, {"step", "erase_devices_metadata"}}})}})
+                .status == 202);
+    ScriptedAgent agent{api};
+    REQUIRE(agent.lookup().status == 200);
+    auto erase = commandOf(agent.beat());
+    REQUIRE(erase["params"]["step"]["step"] == "erase_devices_metadata");
+    agent.finish(erase);
+    const Json n = node(api, "p1");
+    CHECK(n["provision_state"] == "manageable");
+    CHECK(n["power_state"] == "power on");
+    CHECK(n["last_error"].is_null());
+  }
+}
