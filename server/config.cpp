@@ -3,6 +3,7 @@
 #include <ini.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <set>
 #include <sstream>
 
@@ -178,6 +179,21 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   KILN_TRY_VOID(getInt("conductor", "node_locked_retry_attempts", c.nodeLockedRetryAttempts, 1, 100));
   KILN_TRY_VOID(getInt("conductor", "node_locked_retry_interval", c.nodeLockedRetryInterval, 0, 600));
   KILN_TRY_VOID(getInt("conductor", "periodic_interval", c.periodicInterval, 0, 3600));
+  getString("conductor", "conductor_group", c.conductorGroup);
+  for (auto& ch : c.conductorGroup) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (c.conductorGroup.size() > 255 ||
+      c.conductorGroup.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-.") !=
+          std::string::npos) {
+    return invalid(where("conductor", "conductor_group") +
+                   " may only hold letters, digits, '_', '-' and '.' (at most 255), got '" +
+                   c.conductorGroup + "'");
+  }
+  KILN_TRY_VOID(getInt("conductor", "heartbeat_interval", c.heartbeatInterval, 1, 3600));
+  KILN_TRY_VOID(getInt("conductor", "heartbeat_timeout", c.heartbeatTimeout, 2, 86400));
+  if (c.heartbeatTimeout <= c.heartbeatInterval) {
+    return invalid(where("conductor", "heartbeat_timeout") +
+                   " must be longer than [conductor] heartbeat_interval");
+  }
   KILN_TRY_VOID(getInt("conductor", "inspect_wait_timeout", c.inspectWaitTimeout, 0, 86400 * 7));
   KILN_TRY_VOID(getBool("conductor", "node_history", c.nodeHistory));
   KILN_TRY_VOID(
@@ -282,6 +298,7 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "conductor/power_state_change_timeout", "conductor/workers_pool_size",
         "conductor/node_locked_retry_attempts", "conductor/node_locked_retry_interval",
         "conductor/periodic_interval", "conductor/clean_step_priority_override",
+        "conductor/conductor_group", "conductor/heartbeat_interval", "conductor/heartbeat_timeout",
         "conductor/deploy_step_priority_override", "deploy/erase_devices_priority",
         "deploy/erase_devices_metadata_priority", "deploy/power_off_after_deploy_failure",
         "deploy/default_boot_mode", "deploy/http_root", "deploy/external_http_url"};

@@ -70,6 +70,13 @@ struct Config {
   int nodeLockedRetryAttempts = 3;         ///< scheduling passes while suitable nodes are locked
   int nodeLockedRetryInterval = 1;         ///< seconds between those passes
   int periodicInterval = 1;                ///< seconds between periodic checks; 0 = none
+  /// The conductor group this server serves (nodes' conductor_group; lower case, Ironic's
+  /// character set). Several kiln-servers on one database: docs/configuration.md.
+  std::string conductorGroup;
+  int heartbeatInterval = 10;  ///< seconds between this conductor's heartbeats in the database
+  /// Seconds without a heartbeat after which a conductor counts as dead: its nodes move to
+  /// the live conductors, which take over what it left reserved.
+  int heartbeatTimeout = 60;
   int inspectWaitTimeout = 1800;           ///< seconds a node may stay in "inspect wait"
   bool nodeHistory = true;                 ///< journal node failures (node history, 1.78)
   int nodeHistoryMaxEntries = 300;         ///< entries kept per node (older ones pruned)

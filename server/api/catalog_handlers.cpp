@@ -1,5 +1,7 @@
 #include "server/api/catalog_handlers.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -66,12 +68,17 @@ bool interfaceVisible(const InterfaceTypeInfo& info, int version) {
 }
 
 void renderDriver(JsonWriter& w, const RequestContext& ctx, const EnabledHardwareType& hw,
-                  const std::string& host, bool detail) {
+                  const std::vector<ConductorInfo>& conductors, bool detail) {
   w.beginObject();
   w.field("name", hw.name);
   w.key("hosts");
   w.beginArray();
-  w.string(host);
+  // The live conductors that enable the hardware type (this server always does).
+  for (const auto& c : conductors) {
+    if (c.alive && std::find(c.drivers.begin(), c.drivers.end(), hw.name) != c.drivers.end()) {
+      w.string(c.hostname);
+    }
+  }
   w.endArray();
   w.key("links");
   writeLinks(w, ctx.baseUrl, "drivers/" + hw.name);
@@ -279,13 +286,14 @@ Result<ApiResponse> CatalogHandlers::listDrivers(RequestContext& ctx) {
     KILN_TRY_VOID(requireVersion(ctx, ver::k30DynamicDrivers));
     detail = KILN_TRY(parseBool("detail", *d));
   }
+  const auto conductors = KILN_TRY(deps_.conductor.registry().list());
   JsonWriter w;
   w.beginObject();
   w.key("drivers");
   w.beginArray();
   if (type != "classic") {
     for (const auto& hw : deps_.drivers.hardwareTypes()) {
-      renderDriver(w, ctx, hw, deps_.config.host, detail);
+      renderDriver(w, ctx, hw, conductors, detail);
     }
   }
   w.endArray();
@@ -299,7 +307,8 @@ Result<ApiResponse> CatalogHandlers::showDriver(RequestContext& ctx) {
     return notFound("Could not find the following driver(s) or hardware type(s): " + ctx.param(0) + ".");
   }
   JsonWriter w;
-  renderDriver(w, ctx, *hw, deps_.config.host, true);
+  const auto conductors = KILN_TRY(deps_.conductor.registry().list());
+  renderDriver(w, ctx, *hw, conductors, true);
   return jsonResponse(200, w.take());
 }
 
@@ -345,36 +354,43 @@ Result<ApiResponse> CatalogHandlers::driverRaidProperties(RequestContext& ctx) {
 
 namespace {
 
-void renderConductor(JsonWriter& w, const RequestContext& ctx, const ApiDeps& deps, bool detail,
+void renderConductor(JsonWriter& w, const RequestContext& ctx, const ConductorInfo& c, bool detail,
                      const std::optional<std::vector<std::string>>& fields) {
   auto want = [&](std::string_view f) {
     if (fields) return std::find(fields->begin(), fields->end(), f) != fields->end();
     if (detail) return true;
     return f == "hostname" || f == "conductor_group" || f == "alive";
   };
+  auto time = [&](const std::string& t) {
+    if (t.empty()) {
+      w.null();
+    } else {
+      w.string(t);
+    }
+  };
   w.beginObject();
-  if (want("hostname")) w.field("hostname", deps.config.host);
-  if (want("conductor_group")) w.field("conductor_group", "");
+  if (want("hostname")) w.field("hostname", c.hostname);
+  if (want("conductor_group")) w.field("conductor_group", c.group);
   if (want("alive")) {
     w.key("alive");
-    w.boolean(true);
+    w.boolean(c.alive);
   }
   if (want("drivers")) {
     w.key("drivers");
     w.beginArray();
-    for (const auto& hw : deps.drivers.hardwareTypes()) w.string(hw.name);
+    for (const auto& d : c.drivers) w.string(d);
     w.endArray();
   }
   if (want("created_at")) {
     w.key("created_at");
-    w.null();
+    time(c.createdAt);
   }
   if (want("updated_at")) {
     w.key("updated_at");
-    w.null();
+    time(c.updatedAt);
   }
   w.key("links");
-  writeLinks(w, ctx.baseUrl, "conductors/" + deps.config.host);
+  writeLinks(w, ctx.baseUrl, "conductors/" + c.hostname);
   w.endObject();
 }
 
@@ -398,25 +414,49 @@ Result<ApiResponse> CatalogHandlers::listConductors(RequestContext& ctx) {
   if (auto d = ctx.request.param("detail")) detail = KILN_TRY(parseBool("detail", *d));
   auto fields = KILN_TRY(conductorFields(ctx));
   if (fields && detail) return invalid("Can not specify ?detail=True and fields in the same request.");
+  auto conductors = KILN_TRY(deps_.conductor.registry().list());  // sorted by host name
+  // Ironic's pagination: after the marker (a host name), at most `limit` ([api] max_limit).
+  size_t limit = static_cast<size_t>(deps_.config.maxLimit);
+  if (auto l = ctx.request.param("limit")) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(l->c_str(), &end, 10);
+    if (l->empty() || *end != '\0' || errno == ERANGE) {
+      return invalid("Expected an integer for limit: " + *l);
+    }
+    if (v <= 0) return invalid("Limit must be positive");
+    limit = std::min(limit, static_cast<size_t>(v));
+  }
+  const auto marker = ctx.request.param("marker");
   JsonWriter w;
   w.beginObject();
   w.key("conductors");
   w.beginArray();
-  // A marker past the only conductor ends the listing.
-  if (!ctx.request.param("marker")) renderConductor(w, ctx, deps_, detail, fields);
+  size_t shown = 0;
+  std::string last;
+  for (const auto& c : conductors) {
+    if (marker && c.hostname <= *marker) continue;
+    if (shown == limit) break;
+    renderConductor(w, ctx, c, detail, fields);
+    last = c.hostname;
+    ++shown;
+  }
   w.endArray();
+  if (shown == limit && !last.empty() && conductors.back().hostname != last) {
+    w.field("next", ctx.baseUrl + "/v1/conductors?limit=" + std::to_string(limit) + "&marker=" + last);
+  }
   w.endObject();
   return jsonResponse(200, w.take());
 }
 
 Result<ApiResponse> CatalogHandlers::showConductor(RequestContext& ctx) {
-  if (ctx.param(0) != deps_.config.host) {
-    return notFound("Conductor " + ctx.param(0) + " could not be found.");
-  }
   auto fields = KILN_TRY(conductorFields(ctx));
-  JsonWriter w;
-  renderConductor(w, ctx, deps_, true, fields);
-  return jsonResponse(200, w.take());
+  for (const auto& c : KILN_TRY(deps_.conductor.registry().list())) {
+    if (c.hostname != ctx.param(0)) continue;
+    JsonWriter w;
+    renderConductor(w, ctx, c, true, fields);
+    return jsonResponse(200, w.take());
+  }
+  return notFound("Conductor " + ctx.param(0) + " could not be found.");
 }
-
 }  // namespace kiln::server

@@ -61,7 +61,7 @@ Result<void> requireUuidField(Record& node, size_t field, std::string_view name)
 }
 
 /// Adds the list filters of the request to `query`. Unknown parameters are ignored, as in Ironic.
-Result<void> addNodeFilters(const RequestContext& ctx, const std::string& conductor,
+Result<void> addNodeFilters(const RequestContext& ctx, const ConductorRegistry& conductors,
                             const DriverRegistry& drivers, ListQuery& query) {
   auto eq = [&](size_t field, std::string value) {
     query.filters.push_back({ListFilter::Op::Equals, static_cast<int>(field), Value::text(std::move(value)), {}});
@@ -104,9 +104,11 @@ Result<void> addNodeFilters(const RequestContext& ctx, const std::string& conduc
       eq(kNodeConductorGroup, lower);
     } else if (key == "conductor") {
       KILN_TRY_VOID(requireVersion(ctx, ver::k49Conductors));
-      // One conductor runs inside this server and manages every node of an enabled driver.
+      // Nodes of the enabled hardware types, when `value` is a live conductor; the page is
+      // then narrowed to the nodes it owns (listNodes), as Ironic filters its page.
       ListFilter f{ListFilter::Op::In, kNodeDriver, {}, {}};
-      if (value == conductor) {
+      const auto live = conductors.liveConductors();
+      if (std::find(live.begin(), live.end(), value) != live.end()) {
         for (const auto& hw : drivers.hardwareTypes()) f.values.push_back(hw.name);
       }
       if (f.values.empty()) f.values.push_back("");
@@ -246,7 +248,7 @@ std::string NodeHandlers::renderFull(const RequestContext& ctx, Transaction& tx,
   auto traits = tx.traits().get(node.id());
   const std::vector<std::string> empty;
   JsonWriter w;
-  NodeViewContext view{ctx, deps_.config.host};
+  NodeViewContext view{ctx, deps_.conductor.registry()};
   renderNode(w, view, node, nodeDetailMask(ctx.version), traits ? &*traits : &empty);
   return w.take();
 }
@@ -265,7 +267,7 @@ Result<ApiResponse> NodeHandlers::listNodes(RequestContext& ctx, bool detailPath
   return inTransaction(deps_.storage, Mode::Read, [&](Transaction& tx) -> Result<ApiResponse> {
     ListOptions opts = nodeListOptions(detailPath, deps_.config.maxLimit);
     ListRequest list = KILN_TRY(parseListRequest(ctx, tx.nodes(), opts));
-    KILN_TRY_VOID(addNodeFilters(ctx, deps_.config.host, deps_.drivers, list.query));
+    KILN_TRY_VOID(addNodeFilters(ctx, deps_.conductor.registry(), deps_.drivers, list.query));
     if (chassisUuid) {
       auto chassis = KILN_TRY(tx.chassis().findBy(1, Value::text(*chassisUuid)));
       if (!chassis) return notFound("Chassis " + *chassisUuid + " could not be found.");
@@ -291,6 +293,11 @@ Result<ApiResponse> NodeHandlers::listNodes(RequestContext& ctx, bool detailPath
       }
     } trim{nodes};
     KILN_TRY_VOID(tx.nodes().listInto(list.query, nodes));
+    if (auto owner = ctx.request.param("conductor")) {
+      std::erase_if(nodes, [&](const Record& n) {
+        return deps_.conductor.registry().ownerOf(n) != *owner;
+      });
+    }
     std::unordered_map<int64_t, std::vector<std::string>> traits;
     if (list.mask.test(kNodeTraits)) {
       std::vector<int64_t> ids;
@@ -298,7 +305,7 @@ Result<ApiResponse> NodeHandlers::listNodes(RequestContext& ctx, bool detailPath
       for (const auto& n : nodes) ids.push_back(n.id());
       traits = KILN_TRY(tx.traits().getMany(ids));
     }
-    NodeViewContext view{ctx, deps_.config.host};
+    NodeViewContext view{ctx, deps_.conductor.registry()};
     std::string body = renderCollection(ctx, opts, list, nodes, [&](JsonWriter& w, const Record& n) {
       auto it = traits.find(n.id());
       renderNode(w, view, n, list.mask, it == traits.end() ? nullptr : &it->second);
@@ -317,7 +324,7 @@ Result<ApiResponse> NodeHandlers::show(RequestContext& ctx) {
     std::vector<std::string> traits;
     if (mask.test(kNodeTraits)) traits = KILN_TRY(tx.traits().get(node.id()));
     JsonWriter w;
-    NodeViewContext view{ctx, deps_.config.host};
+    NodeViewContext view{ctx, deps_.conductor.registry()};
     renderNode(w, view, node, mask, &traits);
     return jsonResponse(200, w.take());
   });
@@ -621,7 +628,7 @@ Result<ApiResponse> NodeHandlers::states(RequestContext& ctx) {
     if (ctx.atLeast(ver::k12RaidConfig)) mask.set(kNodeRaidConfig).set(kNodeTargetRaidConfig);
     if (ctx.atLeast(ver::k75NodeBootMode)) mask.set(kNodeBootMode).set(kNodeSecureBoot);
     JsonWriter w;
-    NodeViewContext view{ctx, deps_.config.host};
+    NodeViewContext view{ctx, deps_.conductor.registry()};
     renderNode(w, view, node, mask, nullptr);
     return jsonResponse(200, w.take());
   });

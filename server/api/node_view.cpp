@@ -61,7 +61,7 @@ void renderNode(JsonWriter& w, const NodeViewContext& view, const Record& node,
         out.endArray();
         return true;
       case kNodeConductor:
-        out.string(view.conductor);
+        out.string(view.conductors.ownerOf(node));
         return true;
       case kNodeLinks: writeLinks(out, base, path); return true;
       case kNodePorts: writeLinks(out, base, path, "/ports"); return true;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/api/router.h"
+#include "server/conductor/conductor_registry.h"
 #include "server/model/record.h"
 #include "shared/json/json_writer.h"
 
@@ -15,7 +16,7 @@ namespace kiln::server {
 
 struct NodeViewContext {
   const RequestContext& ctx;
-  const std::string& conductor;  ///< this server's conductor name
+  const ConductorRegistry& conductors;  ///< names the conductor that owns each node
 };
 
 /// Writes the node's fields in `mask`. `traits` may be null when the mask has no traits.

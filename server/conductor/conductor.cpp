@@ -132,7 +132,19 @@ std::string_view historyEventType(std::string_view s) {
 
 }  // namespace
 
-Conductor::Conductor(Deps deps) : deps_(deps) {
+namespace {
+
+std::vector<std::string> hardwareTypeNames(const DriverRegistry& drivers) {
+  std::vector<std::string> out;
+  for (const auto& hw : drivers.hardwareTypes()) out.push_back(hw.name);
+  return out;
+}
+
+}  // namespace
+
+Conductor::Conductor(Deps deps)
+    : deps_(deps),
+      registry_({deps.storage, deps.config, deps.clock, hardwareTypeNames(deps.drivers)}) {
   overrides_.clean = deps_.config.cleanStepPriorityOverride;
   overrides_.deploy = deps_.config.deployStepPriorityOverride;
   if (deps_.config.eraseDevicesPriority) {
@@ -146,9 +158,14 @@ Conductor::Conductor(Deps deps) : deps_(deps) {
 Conductor::~Conductor() { stop(); }
 
 Result<void> Conductor::start(bool periodicThread) {
+  KILN_TRY_VOID(registry_.registerSelf());
+  registered_ = true;
   recoverInterruptedNodes();
   pool_ = std::make_unique<WorkerPool>(deps_.config.workersPoolSize);
   recoverAllocations();
+  takeOverNodes();
+  pickUpHandedOffNodes();
+  if (periodicThread) registry_.startHeartbeats();
   if (periodicThread && deps_.config.periodicInterval > 0) {
     periodic_ = std::thread([this] { periodicLoop(); });
   }
@@ -163,6 +180,13 @@ void Conductor::stop() {
   periodicWake_.notify_all();
   if (periodic_.joinable()) periodic_.join();
   if (pool_) pool_->stop();
+  registry_.stopHeartbeats();
+  if (registered_) {
+    registered_ = false;
+    if (auto r = registry_.unregister(); !r) {
+      log_.warning("marking the conductor offline failed", {{"error", r.error().message}});
+    }
+  }
 }
 
 void Conductor::waitIdle() {
@@ -281,11 +305,13 @@ void Conductor::transition(TaskContext& task, std::string_view event) {
 Result<void> Conductor::provision(const std::string& uuid, const ProvisionRequest& request) {
   const std::string event(verbToEvent(request.verb));
   bool queue = false;
+  bool mine = true;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
     Record& node = task.node;
     KILN_TRY_VOID(NodeLock::checkFree(node));
+    mine = registry_.owns(node);
     if (node.flag(kNodeProtected) && (event == "deleted" || event == "rebuild")) {
       return std::unexpected(nodeProtectedError(uuid));
     }
@@ -398,8 +424,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
       KILN_TRY_VOID(saveTask(*tx, task));
       KILN_TRY_VOID(tx->commit());
       tx.reset();
-      submit(adoptLock(uuid, "unhold"),
-             [this, user = request.user](NodeLock& lock) { advance(lock, user); });
+      startFlow(adoptLock(uuid, "unhold"), mine, request.user);
       return {};
     }
 
@@ -487,10 +512,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
     KILN_TRY_VOID(saveTask(*tx, task, extra));
     KILN_TRY_VOID(tx->commit());
   }
-  if (queue) {
-    submit(adoptLock(uuid, "provision action " + request.verb),
-           [this, user = request.user](NodeLock& lock) { advance(lock, user); });
-  }
+  if (queue) startFlow(adoptLock(uuid, "provision action " + request.verb), mine, request.user);
   return {};
 }
 
@@ -611,9 +633,11 @@ Result<std::vector<std::string>> Conductor::supportedBootDevices(const std::stri
 }
 
 Result<void> Conductor::resume(const std::string& uuid, bool stepFinished) {
+  bool mine = true;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    mine = registry_.owns(task.node);
     const std::string s = task.node.str(kNodeProvisionState);
     if (s != state::kCleanWait && s != state::kDeployWait && s != state::kServiceWait) {
       return conflict("Node " + uuid + " is not waiting (state \"" + s + "\").");
@@ -623,7 +647,7 @@ Result<void> Conductor::resume(const std::string& uuid, bool stepFinished) {
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
-  submit(adoptLock(uuid, "resume"), [this](NodeLock& lock) { advance(lock); });
+  startFlow(adoptLock(uuid, "resume"), mine);
   return {};
 }
 
@@ -777,6 +801,50 @@ Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid, const st
   task.node.setNull(kNodeReservation);
   KILN_TRY_VOID(saveInNewTransaction(task));
   return Next::Stop;
+}
+
+void Conductor::startFlow(NodeLock lock, bool mine, const std::string& user,
+                          std::function<void()> done) {
+  if (!mine) {
+    // The owner's periodic pass finds the node in its working state, unreserved.
+    log_.info("flow handed to the node's conductor", {{"node", lock.uuid()}});
+    lock.release();
+    if (done) done();
+    return;
+  }
+  submit(std::move(lock), [this, user, done = std::move(done)](NodeLock& held) {
+    advance(held, user);
+    if (done) done();
+  });
+}
+
+void Conductor::pickUpHandedOffNodes() {
+  std::vector<Record> candidates;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return;
+    ListQuery q;
+    q.limit = 0;
+    ListFilter working{ListFilter::Op::In, kNodeProvisionState, {}, {}};
+    for (auto s : state::kWorkingStates) working.values.emplace_back(s);
+    q.filters.push_back(std::move(working));
+    q.filters.push_back({ListFilter::Op::IsNull, kNodeReservation, {}, {}});
+    auto nodes = (*tx)->nodes().list(q);
+    if (!nodes) return;
+    candidates = std::move(*nodes);
+  }
+  for (const auto& n : candidates) {
+    if (!registry_.owns(n)) continue;
+    auto lock = lockNode(n.uuid(), "handed-off flow", [](const Record& node) -> Result<void> {
+      if (!isWorkingState(node.str(kNodeProvisionState))) {
+        return conflict("the flow moved on meanwhile");
+      }
+      return {};
+    });
+    if (!lock) continue;  // another conductor or the flow itself got there first
+    log_.info("running a handed-off flow", {{"node", n.uuid()}});
+    startFlow(std::move(*lock), true);
+  }
 }
 
 void Conductor::submit(NodeLock lock, std::function<void(NodeLock&)> job) {
@@ -1221,6 +1289,11 @@ Result<Conductor::Next> Conductor::doAdopting(TaskContext& task) {
 // ---- periodic work and recovery -----------------------------------------------------------------
 
 void Conductor::runPeriodicTasks() {
+  if (auto r = registry_.refresh(); !r) {
+    log_.warning("reading the conductors failed", {{"error", r.error().message}});
+  }
+  takeOverNodes();
+  pickUpHandedOffNodes();
   checkWaitingNodes();
   const int interval = deps_.config.syncPowerStateInterval;
   if (interval > 0) {
@@ -1250,7 +1323,7 @@ void Conductor::checkWaitingNodes() {
   const auto now = deps_.clock.now();
   const auto nowSeconds = std::chrono::system_clock::to_time_t(now);
   for (const auto& node : waiting) {
-    if (!node[kNodeReservation].isNull()) continue;
+    if (!node[kNodeReservation].isNull() || !registry_.owns(node)) continue;
     const json info = objectField(node, kNodeDriverInternalInfo);
     if (info.contains("wait_until") && info["wait_until"].is_number_integer()) {
       if (info["wait_until"].get<int64_t>() <= nowSeconds) (void)resume(node.uuid(), true);
@@ -1312,11 +1385,20 @@ void Conductor::syncPowerStates() {
   const std::vector<ListFilter> filters = {
       {ListFilter::Op::Equals, kNodeMaintenance, Value::boolean(false), {}},
       {ListFilter::Op::IsNull, kNodeReservation, {}, {}}};
-  forEachNode(deps_.storage, filters, [&](const Record& n) { return syncPowerState(n); });
+  const auto started = std::chrono::steady_clock::now();
+  int64_t visited = 0;
+  forEachNode(deps_.storage, filters, [&](const Record& n) {
+    ++visited;
+    return syncPowerState(n);
+  });
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started).count();
+  log_.info("power state sync pass finished",
+             {{"nodes", std::to_string(visited)}, {"milliseconds", std::to_string(ms)}});
 }
 
 bool Conductor::syncPowerState(const Record& n) {
-  if (!deps_.drivers.find(n.str(kNodeDriver))) return true;
+  if (!deps_.drivers.find(n.str(kNodeDriver)) || !registry_.owns(n)) return true;
   // Ironic's SYNC_EXCLUDED_STATES: nodes not yet verified, failed adoptions, and nodes
   // waiting for their agent (which may be powering them on and off).
   const std::string s = n.str(kNodeProvisionState);
@@ -1449,55 +1531,97 @@ bool Conductor::syncPowerState(const Record& n) {
 }
 
 void Conductor::recoverInterruptedNodes() {
-  forEachNode(deps_.storage, {}, [&](const Record& n) {
-    const std::string s = n.str(kNodeProvisionState);
-    const bool working = isWorkingState(s);
-    if (!working && n[kNodeReservation].isNull() && n[kNodeTargetPowerState].isNull()) return true;
-    auto tx = deps_.storage.begin(Mode::Write);
-    if (!tx) return false;
-    auto task = loadTask(**tx, n.uuid());
-    if (!task) return true;
-    Record& node = task->node;
-    if (working) {
-      const json clean = objectField(node, kNodeCleanStep);
-      const json deploy = objectField(node, kNodeDeployStep);
-      const json& step = s == state::kCleaning ? clean : deploy;
-      std::string msg = "kiln-server stopped while the node was " + s;
-      if (!step.empty()) msg += " (at step " + stepName(step) + ")";
-      msg += "; the operation was not completed. ";
-      if (s == state::kCleaning) msg += "Use \"manage\" and try again.";
-      else if (s == state::kDeploying) msg += "Deploy again or undeploy.";
-      else if (s == state::kDeleting) msg += "Undeploy again.";
-      else if (s == state::kVerifying) msg += "Use \"manage\" again.";
-      else if (s == state::kInspecting) msg += "Inspect again or use \"manage\".";
-      else if (s == state::kRescuing) msg += "Rescue again, unrescue or undeploy.";
-      else if (s == state::kUnrescuing) msg += "Unrescue again, rescue or undeploy.";
-      else msg += "Adopt again or use \"manage\".";
-      transition(*task, "fail");
-      node.setText(kNodeLastError, msg);
-      node.setNull(kNodeTargetProvisionState);
-      if (s == state::kCleaning) node.setText(kNodeCleanStep, "{}");
-      log_.warning("failed a node interrupted by a restart", {{"node", n.uuid()}, {"state", s}});
-    }
-    if (!node[kNodeTargetPowerState].isNull()) {
-      if (node[kNodeLastError].isNull()) {
-        node.setText(kNodeLastError, "kiln-server stopped during a power action (target " +
-                                         node.str(kNodeTargetPowerState) + "); retry it.");
-      }
-      node.setNull(kNodeTargetPowerState);
-    }
-    node.setNull(kNodeReservation);
-    if (!saveTask(**tx, *task)) return true;
-    // Ironic journals nodes it fails at start-up as a "transition".
-    if (!node[kNodeLastError].isNull() && node.str(kNodeLastError) != n.str(kNodeLastError) &&
-        !recordHistory(
-            **tx, node.id(),
-            {node.str(kNodeLastError), std::string(history_event::kTransition), "ERROR", {}})) {
-      return true;
-    }
-    (void)(*tx)->commit();
+  // What this server left behind when it stopped: its own reservations (whatever the ring says
+  // now: nobody else takes over a live conductor's nodes) and, on its own nodes, power actions
+  // no one is carrying out. Flows handed off in a working state are picked up afterwards.
+  std::vector<std::string> uuids;
+  const auto collect = [&](const Record& n) {
+    uuids.push_back(n.uuid());
     return true;
-  });
+  };
+  forEachNode(deps_.storage, {{ListFilter::Op::Equals, kNodeReservation, Value::text(host()), {}}},
+              collect);
+  forEachNode(deps_.storage,
+              {{ListFilter::Op::IsNull, kNodeReservation, {}, {}},
+               {ListFilter::Op::IsNotNull, kNodeTargetPowerState, {}, {}}},
+              [&](const Record& n) { return registry_.owns(n) ? collect(n) : true; });
+  for (const auto& uuid : uuids) recoverNode(uuid, host(), "kiln-server stopped");
+}
+
+void Conductor::takeOverNodes() {
+  const auto dead = registry_.deadConductors();
+  if (dead.empty()) return;
+  std::vector<Record> reserved;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return;
+    ListQuery q;
+    q.limit = 0;
+    q.filters.push_back({ListFilter::Op::In, kNodeReservation, {}, dead});
+    auto nodes = (*tx)->nodes().list(q);
+    if (!nodes) return;
+    reserved = std::move(*nodes);
+  }
+  for (const auto& n : reserved) {
+    if (!registry_.owns(n)) continue;
+    const std::string from = n.str(kNodeReservation);
+    log_.warning("taking over a node from a dead conductor", {{"node", n.uuid()}, {"conductor", from}});
+    recoverNode(n.uuid(), from, "conductor " + from + " stopped heartbeating");
+  }
+}
+
+void Conductor::recoverNode(const std::string& uuid, const std::string& reservedBy,
+                            const std::string& who) {
+  auto tx = deps_.storage.begin(Mode::Write);
+  if (!tx) return;
+  auto task = loadTask(**tx, uuid);
+  if (!task) return;
+  Record& node = task->node;
+  const Record before = node;
+  // Re-checked under the row's lock: the reservation may have moved on since it was listed.
+  const bool reserved = !node[kNodeReservation].isNull();
+  if (reserved && node.str(kNodeReservation) != reservedBy) return;
+  if (!reserved && node[kNodeTargetPowerState].isNull()) return;
+  const std::string s = node.str(kNodeProvisionState);
+  if (reserved && isWorkingState(s)) {
+    const json clean = objectField(node, kNodeCleanStep);
+    const json deploy = objectField(node, kNodeDeployStep);
+    const json& step = s == state::kCleaning ? clean : deploy;
+    std::string msg = who + " while the node was " + s;
+    if (!step.empty()) msg += " (at step " + stepName(step) + ")";
+    msg += "; the operation was not completed. ";
+    if (s == state::kCleaning) msg += "Use \"manage\" and try again.";
+    else if (s == state::kDeploying) msg += "Deploy again or undeploy.";
+    else if (s == state::kDeleting) msg += "Undeploy again.";
+    else if (s == state::kVerifying) msg += "Use \"manage\" again.";
+    else if (s == state::kInspecting) msg += "Inspect again or use \"manage\".";
+    else if (s == state::kRescuing) msg += "Rescue again, unrescue or undeploy.";
+    else if (s == state::kUnrescuing) msg += "Unrescue again, rescue or undeploy.";
+    else if (s == state::kServicing) msg += "Service again or abort.";
+    else msg += "Adopt again or use \"manage\".";
+    transition(*task, "fail");
+    node.setText(kNodeLastError, msg);
+    node.setNull(kNodeTargetProvisionState);
+    if (s == state::kCleaning) node.setText(kNodeCleanStep, "{}");
+    log_.warning("failed an interrupted flow", {{"node", uuid}, {"state", s}, {"by", who}});
+  }
+  if (!node[kNodeTargetPowerState].isNull()) {
+    if (node[kNodeLastError].isNull()) {
+      node.setText(kNodeLastError, who + " during a power action (target " +
+                                       node.str(kNodeTargetPowerState) + "); retry it.");
+    }
+    node.setNull(kNodeTargetPowerState);
+  }
+  node.setNull(kNodeReservation);
+  if (!saveTask(**tx, *task)) return;
+  // Ironic journals nodes it fails at start-up as a "transition".
+  if (!node[kNodeLastError].isNull() && node.str(kNodeLastError) != before.str(kNodeLastError) &&
+      !recordHistory(
+          **tx, node.id(),
+          {node.str(kNodeLastError), std::string(history_event::kTransition), "ERROR", {}})) {
+    return;
+  }
+  (void)(*tx)->commit();
 }
 
 void Conductor::periodicLoop() {

@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/conductor/conductor_registry.h"
 #include "server/conductor/node_lock.h"
 #include "server/conductor/step_planner.h"
 #include "server/conductor/worker_pool.h"
@@ -191,6 +192,9 @@ class Conductor {
   const PriorityOverrides& overrides() const { return overrides_; }
   /// This conductor's name (the reservation it writes).
   const std::string& host() const { return deps_.config.host; }
+  /// This server's conductor in the database and the hash ring of the live ones.
+  ConductorRegistry& registry() { return registry_; }
+  const ConductorRegistry& registry() const { return registry_; }
 
  private:
   enum class Next { Continue, Stop };
@@ -200,6 +204,24 @@ class Conductor {
   /// (it ended or parked in a wait or hold state: endFlow, parkFlow, failFlow), or found it no
   /// longer reserved by this conductor; either way the lock no longer holds it.
   void advance(NodeLock& lock, const std::string& user = {});
+  /// Runs the flow of a node whose working state a request or a heartbeat just committed under
+  /// `lock`: here when this server owns the node (`mine`, the hash ring), otherwise handed to
+  /// the owner through the database: the reservation is released with the node left in its
+  /// working state, which the owner's periodic pass picks up (pickUpHandedOffNodes).
+  /// `done` runs once the flow stopped here or was handed off.
+  void startFlow(NodeLock lock, bool mine, const std::string& user = {},
+                 std::function<void()> done = {});
+  /// The owner's side of the hand-off: nodes in a working state with no reservation that this
+  /// server owns are locked and their flows run.
+  void pickUpHandedOffNodes();
+  /// Takes over the nodes this server owns that a dead conductor left reserved (recoverNode).
+  void takeOverNodes();
+  /// Fails an interrupted flow of node `uuid` as a restart does, while `reservedBy` (this
+  /// server at start-up, a dead conductor otherwise; "" for none) still holds it: a working
+  /// state goes to its failure state with a last_error saying where it stopped (`who` stopped),
+  /// a pending power action is dropped, the reservation is cleared. A parked node keeps its
+  /// wait state and resumes as usual.
+  void recoverNode(const std::string& uuid, const std::string& reservedBy, const std::string& who);
   Result<Next> advanceOnce(const std::string& uuid, const std::string& user);
   Result<Next> doVerify(TaskContext& task);
   Result<Next> doCleaning(TaskContext& task);
@@ -329,6 +351,8 @@ class Conductor {
   void periodicLoop();
 
   Deps deps_;
+  ConductorRegistry registry_;
+  bool registered_ = false;
   PriorityOverrides overrides_;
   Logger log_{"conductor"};
   std::unique_ptr<WorkerPool> pool_;

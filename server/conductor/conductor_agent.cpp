@@ -116,12 +116,14 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
   protocol::HeartbeatResponse response;
   response.heartbeatInterval = deps_.config.agentHeartbeatInterval;
   bool resumed = false;
+  bool mine = true;
   TaskContext task;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     auto loaded = loadTask(*tx, uuid);
     if (!loaded) return std::unexpected(loaded.error());
     task = std::move(*loaded);
+    mine = registry_.owns(task.node);
     json& info = task.internalInfo;
     const std::string stored = info.value(agent::kToken, "");
     if (!agent::tokenMatches(beat.agentToken, stored)) {
@@ -198,10 +200,7 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
     // heartbeat's answer instead of the next one's.
     auto done = std::make_shared<std::promise<void>>();
     auto finished = done->get_future();
-    submit(adoptLock(uuid, "agent heartbeat"), [this, done](NodeLock& lock) {
-      advance(lock);
-      done->set_value();
-    });
+    startFlow(adoptLock(uuid, "agent heartbeat"), mine, {}, [done] { done->set_value(); });
     (void)finished.wait_for(std::chrono::seconds(2));
     // The flow may have queued a command or moved the node on: read what it left.
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));

@@ -160,6 +160,7 @@ Result<json> Conductor::continueInspection(const json& inventory, const std::vec
   // The node is found (and, on a new ramdisk session, its agent token issued) as a lookup does.
   json answer = KILN_TRY(lookup(macs, nodeUuid));
   const std::string uuid = answer["node"].value("uuid", "");
+  bool mine = true;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
@@ -169,6 +170,7 @@ Result<json> Conductor::continueInspection(const json& inventory, const std::vec
                       s + "\").");
     }
     KILN_TRY_VOID(NodeLock::checkFree(task.node));
+    mine = registry_.owns(task.node);
     task.internalInfo[agent::kInventory] = inventory;
     task.internalInfo["agent_inspecting"] = true;
     task.internalInfo.erase(agent::kWaiting);
@@ -176,7 +178,7 @@ Result<json> Conductor::continueInspection(const json& inventory, const std::vec
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
-  submit(adoptLock(uuid, "inspection data"), [this](NodeLock& lock) { advance(lock); });
+  startFlow(adoptLock(uuid, "inspection data"), mine);
   return answer;
 }
 

@@ -70,11 +70,16 @@ inline bool driverChangeAllowed(std::string_view s) {
          s == kAvailable;
 }
 
-/// States in which a conductor worker owns the node (it holds the reservation).
+/// States in which a conductor worker owns the node (it holds the reservation; a node in one
+/// of them with no reservation is waiting for its conductor to pick the flow up).
+inline constexpr std::string_view kWorkingStates[] = {kVerifying, kCleaning,   kDeploying,
+                                                      kDeleting,  kInspecting, kAdopting,
+                                                      kRescuing,  kUnrescuing, kServicing};
 inline bool isWorkingState(std::string_view s) {
-  return s == kVerifying || s == kCleaning || s == kDeploying || s == kDeleting ||
-         s == kInspecting || s == kAdopting || s == kRescuing || s == kUnrescuing ||
-         s == kServicing;
+  for (auto x : kWorkingStates) {
+    if (x == s) return true;
+  }
+  return false;
 }
 
 /// States parked until something resumes the flow (an agent, a wait step's timer), with a

@@ -1,6 +1,7 @@
 #include "server/model/resources.h"
 
 #include "server/model/bios_setting.h"
+#include "server/model/conductor_registration.h"
 #include "server/model/firmware_component.h"
 #include "server/model/inspection_rule.h"
 #include "server/model/node.h"
@@ -166,6 +167,8 @@ const Schema& schemaOf(Resource resource) {
       return firmwareComponentSchema();
     case Resource::InspectionRule:
       return inspectionRuleSchema();
+    case Resource::Conductor:
+      return conductorSchema();
   }
   return nodeSchema();
 }

@@ -22,10 +22,11 @@ enum class Resource {
   Runbook,        ///< runbooks (1.92, 1.112; server/model/runbook.h)
   FirmwareComponent,  ///< cached firmware components (1.86; server/model/firmware_component.h)
   InspectionRule,     ///< inspection rules (1.96; server/model/inspection_rule.h)
+  Conductor,          ///< registered conductors (server/model/conductor_registration.h)
 };
 
 /// How many kinds of Resource there are.
-inline constexpr size_t kResourceCount = 14;
+inline constexpr size_t kResourceCount = 15;
 
 /// The schema of a resource (defined next to each resource's model code).
 const Schema& schemaOf(Resource resource);

@@ -40,8 +40,10 @@ class KilnServer:
     """`cafile`: the server serves HTTPS (the test's config enables it) and calls verify its
     certificate against this CA."""
 
-    def __init__(self, binary, workdir, config="", cafile=None, port=0):
+    def __init__(self, binary, workdir, config="", cafile=None, port=0, database=None):
+        """`database`: a [database] connection URL (default: an SQLite file in `workdir`)."""
         self.binary = binary
+        self.database = database or "sqlite:///%s/kiln.sqlite" % workdir
         self.fixed_port = port  # 0: a free one, read from --port-file
         self.workdir = workdir
         self.config = config
@@ -60,7 +62,7 @@ class KilnServer:
         with open(conf, "w") as f:
             # Test sections first; INI readers merge repeated sections.
             f.write(self.config)
-            f.write("\n[api]\nport = %d\n[database]\nconnection = sqlite:///%s/kiln.sqlite\n" % (self.fixed_port, self.workdir))
+            f.write("\n[api]\nport = %d\n[database]\nconnection = %s\n" % (self.fixed_port, self.database))
             if "tftp_root" not in self.config:
                 # Never the host's /var/lib/kiln: pxe writes there, pxe and ipxe copy loaders.
                 f.write("[pxe]\ntftp_root = %s/tftpboot\n" % self.workdir)
