@@ -10,17 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-/// The "@odata.id" of `object[key]`, or "".
-std::string linkOf(const json& object, std::initializer_list<const char*> keys) {
-  const json* at = &object;
-  for (const char* k : keys) {
-    if (!at->is_object() || !at->contains(k)) return "";
-    at = &(*at)[k];
-  }
-  if (!at->is_object() || !at->contains("@odata.id") || !(*at)["@odata.id"].is_string()) return "";
-  return (*at)["@odata.id"].get<std::string>();
-}
-
 struct BiosTarget {
   RedfishTarget bmc;
   std::string path;  ///< the Bios resource
@@ -31,7 +20,7 @@ Result<BiosTarget> connectBios(const HttpClientPtr& http, const TaskContext& tas
   BiosTarget t;
   t.bmc = KILN_TRY(connectRedfish(http, task));
   const json system = KILN_TRY(t.bmc.client->get(t.bmc.systemPath));
-  t.path = linkOf(system, {"Bios"});
+  t.path = redfishOdataIdAt(system, {"Bios"});
   if (t.path.empty()) {
     return fail(ErrorCode::Unimplemented, "Cannot fetch BIOS attributes for node " + task.uuid() +
                                               ", BIOS settings are not supported.");
@@ -63,7 +52,7 @@ RedfishBios::RedfishBios(HttpClientPtr http) : http_(std::move(http)), steps_(bi
       attributes[s["name"].get<std::string>()] = s["value"];
     }
     auto t = KILN_TRY(connectBios(client, task));
-    std::string settingsPath = linkOf(t.bios, {"@Redfish.Settings", "SettingsObject"});
+    std::string settingsPath = redfishOdataIdAt(t.bios, {"@Redfish.Settings", "SettingsObject"});
     if (settingsPath.empty()) settingsPath = t.path + "/Settings";
     KILN_TRY(t.bmc.client->patch(settingsPath, {{"Attributes", attributes}}));
     return rebootToApply(task);

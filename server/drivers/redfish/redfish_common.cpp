@@ -16,6 +16,19 @@ const json* resetAction(const json& system) {
   return &*reset;
 }
 
+/// object[keys...], each key one level down through objects; nullptr when a level is missing
+/// or is no object.
+const json* descend(const json& object, std::initializer_list<const char*> keys) {
+  const json* at = &object;
+  for (const char* k : keys) {
+    if (!at->is_object()) return nullptr;
+    const auto it = at->find(k);
+    if (it == at->end()) return nullptr;
+    at = &*it;
+  }
+  return at;
+}
+
 }  // namespace
 
 Result<RedfishTarget> connectRedfish(const HttpClientPtr& http, const TaskContext& task) {
@@ -73,6 +86,56 @@ std::string redfishLinkPath(std::string link) {
     link = slash == std::string::npos ? "/" : link.substr(slash);
   }
   return link;
+}
+
+const Clock& redfishClock(const TaskContext& task) {
+  static const SystemClock kSystemClock;
+  return task.clock ? *task.clock : kSystemClock;
+}
+
+std::optional<std::string> redfishStringAt(const json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+std::optional<std::string> redfishNonEmptyStringAt(const json& object, const char* key) {
+  auto v = redfishStringAt(object, key);
+  if (v && v->empty()) v.reset();
+  return v;
+}
+
+std::string redfishOdataIdAt(const json& object, std::initializer_list<const char*> keys) {
+  const json* link = descend(object, keys);
+  if (!link) return "";
+  return redfishStringAt(*link, "@odata.id").value_or("");
+}
+
+std::string redfishLinkAt(const json& object, std::initializer_list<const char*> keys) {
+  return redfishLinkPath(redfishOdataIdAt(object, keys));
+}
+
+std::vector<std::string> redfishLinksAt(const json& object,
+                                        std::initializer_list<const char*> keys) {
+  std::vector<std::string> out;
+  const json* links = descend(object, keys);
+  if (!links || !links->is_array()) return out;
+  for (const auto& link : *links) {
+    if (auto id = redfishStringAt(link, "@odata.id")) out.push_back(redfishLinkPath(*id));
+  }
+  return out;
+}
+
+std::vector<std::string> redfishNonEmptyLinksAt(const json& object,
+                                                std::initializer_list<const char*> keys) {
+  std::vector<std::string> out;
+  const json* links = descend(object, keys);
+  if (!links || !links->is_array()) return out;
+  for (const auto& link : *links) {
+    if (auto id = redfishNonEmptyStringAt(link, "@odata.id")) out.push_back(redfishLinkPath(*id));
+  }
+  return out;
 }
 
 }  // namespace kiln::server

@@ -20,61 +20,13 @@ using std::chrono::seconds;
 constexpr std::string_view kServiceRoot = "/redfish/v1/";
 constexpr std::string_view kSimpleUpdate = "#UpdateService.SimpleUpdate";
 
-/// The path of the "@odata.id" at object[keys...], or "".
-std::string linkAt(const json& object, std::initializer_list<const char*> keys) {
-  const json* at = &object;
-  for (const char* k : keys) {
-    if (!at->is_object() || !at->contains(k)) return "";
-    at = &(*at)[k];
-  }
-  if (!at->is_object() || !at->contains("@odata.id") || !(*at)["@odata.id"].is_string()) return "";
-  return redfishLinkPath((*at)["@odata.id"].get<std::string>());
-}
-
 /// The first entry of the system's Links.<name> array (ManagedBy, Chassis), or "".
 std::string firstLink(const json& system, const char* name) {
   if (!system.is_object() || !system.contains("Links") || !system["Links"].is_object()) return "";
   const json& links = system["Links"];
   if (!links.contains(name) || !links[name].is_array() || links[name].empty()) return "";
-  const json& first = links[name][0];
-  if (!first.is_object() || !first.contains("@odata.id") || !first["@odata.id"].is_string()) {
-    return "";
-  }
-  return redfishLinkPath(first["@odata.id"].get<std::string>());
-}
-
-/// object[key] when it is a string (Redfish reports absent values as null or leaves them out).
-std::optional<std::string> stringAt(const json& object, const char* key) {
-  if (!object.is_object()) return std::nullopt;
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
-/// Like stringAt, but an empty string counts as absent (versions, identifiers).
-std::optional<std::string> nonEmptyAt(const json& object, const char* key) {
-  auto v = stringAt(object, key);
-  if (v && v->empty()) v.reset();
-  return v;
-}
-
-std::vector<std::string> memberPaths(const json& collection) {
-  std::vector<std::string> out;
-  if (!collection.is_object() || !collection.contains("Members") ||
-      !collection["Members"].is_array()) {
-    return out;
-  }
-  for (const auto& m : collection["Members"]) {
-    if (m.is_object() && m.contains("@odata.id") && m["@odata.id"].is_string()) {
-      out.push_back(redfishLinkPath(m["@odata.id"].get<std::string>()));
-    }
-  }
-  return out;
-}
-
-const Clock& clockOf(const TaskContext& task) {
-  static const SystemClock kSystem;
-  return task.clock ? *task.clock : kSystem;
+  // Only the first entry: a broken first link gives "", not the next one.
+  return redfishLinkAt(links[name][0]);
 }
 
 long long secondsSince(const Clock& clock, std::chrono::steady_clock::time_point start) {
@@ -101,7 +53,7 @@ std::optional<std::string> bmcVersion(Bmc& bmc, const std::string& managerPath) 
   if (managerPath.empty()) return std::nullopt;
   auto manager = bmc.client().get(managerPath);
   if (!manager) return std::nullopt;
-  return nonEmptyAt(*manager, "FirmwareVersion");
+  return redfishNonEmptyStringAt(*manager, "FirmwareVersion");
 }
 
 /// Ironic's retrieve_nic_components: one component per NetworkAdapter controller that reports
@@ -114,23 +66,23 @@ Result<std::vector<FirmwareComponentInfo>> nicComponents(Bmc& bmc, const TaskCon
     return out;
   }
   const json chassis = KILN_TRY(bmc.client().get(chassisPath));
-  const std::string adaptersPath = linkAt(chassis, {"NetworkAdapters"});
+  const std::string adaptersPath = redfishLinkAt(chassis, {"NetworkAdapters"});
   if (adaptersPath.empty()) {
     task.log.debug("NetworkAdapters not available on the chassis", {{"node", task.uuid()}});
     return out;
   }
   const json adapters = KILN_TRY(bmc.client().get(adaptersPath));
-  for (const auto& path : memberPaths(adapters)) {
+  for (const auto& path : redfishLinksAt(adapters, {"Members"})) {
     const json adapter = KILN_TRY(bmc.client().get(path));
     const auto controllers = adapter.find("Controllers");
     if (controllers == adapter.end() || !controllers->is_array()) continue;
     for (const auto& controller : *controllers) {
-      const auto version = nonEmptyAt(controller, "FirmwarePackageVersion");
+      const auto version = redfishNonEmptyStringAt(controller, "FirmwarePackageVersion");
       if (!version) continue;
-      const auto serial = nonEmptyAt(adapter, "SerialNumber");
-      const std::string id = serial ? *serial : stringAt(adapter, "Id").value_or(path);
-      out.push_back({"nic:" + id, *version, stringAt(adapter, "Manufacturer"),
-                     stringAt(adapter, "Model"), stringAt(adapter, "SerialNumber")});
+      const auto serial = redfishNonEmptyStringAt(adapter, "SerialNumber");
+      const std::string id = serial ? *serial : redfishStringAt(adapter, "Id").value_or(path);
+      out.push_back({"nic:" + id, *version, redfishStringAt(adapter, "Manufacturer"),
+                     redfishStringAt(adapter, "Model"), redfishStringAt(adapter, "SerialNumber")});
     }
   }
   return out;
@@ -164,7 +116,7 @@ struct UpdateTarget {
 
 Result<UpdateTarget> findUpdateService(Bmc& bmc, const TaskContext& task) {
   const json root = KILN_TRY(bmc.client().get(kServiceRoot));
-  const std::string servicePath = linkAt(root, {"UpdateService"});
+  const std::string servicePath = redfishLinkAt(root, {"UpdateService"});
   if (servicePath.empty()) {
     return fail(ErrorCode::Unimplemented,
                 "The Redfish UpdateService was not found for node " + task.uuid());
@@ -181,8 +133,8 @@ Result<UpdateTarget> findUpdateService(Bmc& bmc, const TaskContext& task) {
                     task.uuid());
   }
   UpdateTarget t;
-  t.action =
-      stringAt(*action, "target").value_or(servicePath + "/Actions/UpdateService.SimpleUpdate");
+  t.action = redfishStringAt(*action, "target")
+                 .value_or(servicePath + "/Actions/UpdateService.SimpleUpdate");
   t.action = redfishLinkPath(t.action);
   if (auto it = action->find("TransferProtocol@Redfish.AllowableValues");
       it != action->end() && it->is_array()) {
@@ -192,10 +144,10 @@ Result<UpdateTarget> findUpdateService(Bmc& bmc, const TaskContext& task) {
   }
   // As Ironic: a BMC managing several systems is told which one the image is for.
   if (!bmc.client().config().systemId.empty()) {
-    const std::string systems = linkAt(root, {"Systems"});
+    const std::string systems = redfishLinkAt(root, {"Systems"});
     const json collection =
         KILN_TRY(bmc.client().get(systems.empty() ? "/redfish/v1/Systems" : systems));
-    if (memberPaths(collection).size() > 1) t.system = bmc.target.systemPath;
+    if (redfishLinksAt(collection, {"Members"}).size() > 1) t.system = bmc.target.systemPath;
   }
   return t;
 }
@@ -219,7 +171,7 @@ class ComponentUpdate {
         timing_(timing),
         target_(target),
         setting_(setting),
-        clock_(clockOf(task)),
+        clock_(redfishClock(task)),
         start_(start) {}
 
   Result<void> run() {
@@ -372,7 +324,7 @@ class ComponentUpdate {
 /// NetworkAdapters, when there are some) must answer `requiredSuccesses` times in a row.
 Result<void> awaitStableBmc(TaskContext& task, Bmc& bmc, const RedfishFirmwareTiming& timing) {
   if (timing.requiredSuccesses <= 0 || timing.validationTimeout.count() <= 0) return {};
-  const Clock& clock = clockOf(task);
+  const Clock& clock = redfishClock(task);
   const auto end = clock.monotonic() + timing.validationTimeout;
   int successes = 0;
   std::string lastError;
@@ -384,7 +336,7 @@ Result<void> awaitStableBmc(TaskContext& task, Bmc& bmc, const RedfishFirmwareTi
       const std::string chassis = firstLink(system, "Chassis");
       if (!chassis.empty()) {
         const json c = KILN_TRY(bmc.client().get(chassis));
-        const std::string adapters = linkAt(c, {"NetworkAdapters"});
+        const std::string adapters = redfishLinkAt(c, {"NetworkAdapters"});
         if (!adapters.empty()) KILN_TRY(bmc.client().get(adapters));
       }
       bmc.system = system;
@@ -421,7 +373,7 @@ Result<std::vector<FirmwareComponentInfo>> RedfishFirmware::cacheFirmwareCompone
     TaskContext& task) {
   auto bmc = KILN_TRY(connect(http_, task));
   std::vector<FirmwareComponentInfo> out;
-  if (auto version = nonEmptyAt(bmc.system, "BiosVersion")) {
+  if (auto version = redfishNonEmptyStringAt(bmc.system, "BiosVersion")) {
     out.push_back({"bios", *version, std::nullopt, std::nullopt, std::nullopt});
   } else {
     task.log.debug("the system reports no BiosVersion", {{"node", task.uuid()}});
@@ -433,8 +385,9 @@ Result<std::vector<FirmwareComponentInfo>> RedfishFirmware::cacheFirmwareCompone
   } else if (auto manager = bmc.client().get(managerPath); !manager) {
     task.log.warning("cannot read the manager",
                      {{"node", task.uuid()}, {"error", manager.error().message}});
-  } else if (auto version = nonEmptyAt(*manager, "FirmwareVersion")) {
-    out.push_back({"bmc", *version, std::nullopt, stringAt(*manager, "Model"), std::nullopt});
+  } else if (auto version = redfishNonEmptyStringAt(*manager, "FirmwareVersion")) {
+    out.push_back(
+        {"bmc", *version, std::nullopt, redfishStringAt(*manager, "Model"), std::nullopt});
   } else {
     task.log.debug("the manager reports no FirmwareVersion", {{"node", task.uuid()}});
   }
@@ -462,7 +415,7 @@ Result<StepResult> RedfishFirmware::update(TaskContext& task, const json& args) 
                      " is not one");
     }
   }
-  const auto start = clockOf(task).monotonic();
+  const auto start = redfishClock(task).monotonic();
   auto bmc = KILN_TRY(connect(http_, task));
   const UpdateTarget target = KILN_TRY(findUpdateService(bmc, task));
   for (const auto& s : settings) {

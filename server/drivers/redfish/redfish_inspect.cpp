@@ -55,17 +55,6 @@ std::optional<std::string_view> lookUp(
   return std::nullopt;
 }
 
-/// object[key] when it is a non-empty string (Redfish reports absent values as null, as "" or
-/// not at all).
-std::optional<std::string> stringAt(const json& object, const char* key) {
-  if (!object.is_object()) return std::nullopt;
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
-    return std::nullopt;
-  }
-  return it->get<std::string>();
-}
-
 /// object[key] when it is a number.
 std::optional<double> numberAt(const json& object, const char* key) {
   if (!object.is_object()) return std::nullopt;
@@ -90,35 +79,14 @@ std::optional<int64_t> integerAt(const json& object, const char* key) {
 json orNull(const std::optional<std::string>& v) { return v ? json(*v) : json(); }
 json orNull(const std::optional<int64_t>& v) { return v ? json(*v) : json(); }
 
-/// The path of object[key]["@odata.id"], or "".
-std::string linkOf(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  const auto it = object.find(key);
-  if (it == object.end()) return "";
-  const auto id = stringAt(*it, "@odata.id");
-  return id ? redfishLinkPath(*id) : "";
-}
-
-/// The paths of an array of links (object[key]).
-std::vector<std::string> linksOf(const json& object, const char* key) {
-  std::vector<std::string> out;
-  if (!object.is_object()) return out;
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_array()) return out;
-  for (const auto& link : *it) {
-    if (auto id = stringAt(link, "@odata.id")) out.push_back(redfishLinkPath(*id));
-  }
-  return out;
-}
-
 /// GETs each member of the collection `object` links under `key`; an empty list when there is
 /// no such link.
 Result<std::vector<json>> members(RedfishClient& client, const json& object, const char* key) {
   std::vector<json> out;
-  const std::string path = linkOf(object, key);
+  const std::string path = redfishLinkAt(object, {key});
   if (path.empty()) return out;
   const json collection = KILN_TRY(client.get(path));
-  for (const auto& member : linksOf(collection, "Members")) {
+  for (const auto& member : redfishNonEmptyLinksAt(collection, {"Members"})) {
     out.push_back(KILN_TRY(client.get(member)));
   }
   return out;
@@ -160,7 +128,7 @@ Result<Cpu> readCpu(RedfishClient& client, const json& system) {
   Cpu cpu;
   std::vector<json> processors;
   for (auto& p : KILN_TRY(members(client, system, "Processors"))) {
-    const auto type = stringAt(p, "ProcessorType");
+    const auto type = redfishNonEmptyStringAt(p, "ProcessorType");
     if (!type || *type == "CPU") processors.push_back(std::move(p));
   }
   int64_t threads = 0;
@@ -177,18 +145,18 @@ Result<Cpu> readCpu(RedfishClient& client, const json& system) {
   } else if (!processors.empty()) {
     cpu.count = static_cast<int64_t>(processors.size());
   }
-  cpu.model = stringAt(summary, "Model");
+  cpu.model = redfishNonEmptyStringAt(summary, "Model");
   if (!processors.empty()) {
     const json& first = processors.front();
-    if (auto model = stringAt(first, "Model")) cpu.model = model;
+    if (auto model = redfishNonEmptyStringAt(first, "Model")) cpu.model = model;
     if (auto mhz = integerAt(first, "MaxSpeedMHz"); mhz && *mhz > 0) cpu.maxSpeedMhz = mhz;
-    if (auto set = stringAt(first, "InstructionSet")) {
+    if (auto set = redfishNonEmptyStringAt(first, "InstructionSet")) {
       if (auto arch = lookUp(kInstructionSets, *set)) cpu.architecture = std::string(*arch);
     }
   }
   for (const auto& p : processors) {
     if (cpu.architecture) break;
-    if (auto pa = stringAt(p, "ProcessorArchitecture")) {
+    if (auto pa = redfishNonEmptyStringAt(p, "ProcessorArchitecture")) {
       if (auto arch = lookUp(kProcessorArchitectures, *pa)) cpu.architecture = std::string(*arch);
       break;  // sushy's summary takes the first architecture reported
     }
@@ -199,17 +167,17 @@ Result<Cpu> readCpu(RedfishClient& client, const json& system) {
 /// One disk in ironic-python-agent's shape (what Redfish does not say is null).
 json diskEntry(const json& drive, const std::optional<int64_t>& size) {
   json rotational;
-  if (const auto media = stringAt(drive, "MediaType")) {
+  if (const auto media = redfishNonEmptyStringAt(drive, "MediaType")) {
     if (*media == "HDD") rotational = true;
     if (*media == "SSD") rotational = false;
   }
-  return json{{"name", orNull(stringAt(drive, "Name"))},
-              {"model", orNull(stringAt(drive, "Model"))},
+  return json{{"name", orNull(redfishNonEmptyStringAt(drive, "Name"))},
+              {"model", orNull(redfishNonEmptyStringAt(drive, "Model"))},
               {"size", orNull(size)},
               {"rotational", rotational},
               {"wwn", nullptr},
-              {"serial", orNull(stringAt(drive, "SerialNumber"))},
-              {"vendor", orNull(stringAt(drive, "Manufacturer"))},
+              {"serial", orNull(redfishNonEmptyStringAt(drive, "SerialNumber"))},
+              {"vendor", orNull(redfishNonEmptyStringAt(drive, "Manufacturer"))},
               {"wwn_with_extension", nullptr},
               {"wwn_vendor_extension", nullptr},
               {"hctl", nullptr},
@@ -228,14 +196,14 @@ Result<Disks> readDisks(RedfishClient& client, const json& system, const Logger&
   bool volumesKnown = true;  // as sushy: one Storage without Volumes spoils the volume sizes
   const auto storages = KILN_TRY(members(client, system, "Storage"));
   for (const auto& storage : storages) {
-    for (const auto& path : linksOf(storage, "Drives")) {
+    for (const auto& path : redfishNonEmptyLinksAt(storage, {"Drives"})) {
       const json drive = KILN_TRY(client.get(path));
       const auto size = integerAt(drive, "CapacityBytes");
       if (size) driveSizes.push_back(*size);
       out.list.push_back(diskEntry(drive, size));
     }
     if (!volumesKnown) continue;
-    auto volumes = linkOf(storage, "Volumes").empty()
+    auto volumes = redfishLinkAt(storage, {"Volumes"}).empty()
                        ? Result<std::vector<json>>(fail(ErrorCode::NotFound, "no Volumes link"))
                        : members(client, storage, "Volumes");
     if (!volumes) {
@@ -262,7 +230,8 @@ Result<Disks> readDisks(RedfishClient& client, const json& system, const Logger&
       for (const auto& device : *devices) {
         const auto size = integerAt(device, "CapacityBytes");
         const json status = device.is_object() ? device.value("Status", json::object()) : json();
-        if (size && stringAt(status, "State") == std::optional<std::string>("Enabled")) {
+        if (size &&
+            redfishNonEmptyStringAt(status, "State") == std::optional<std::string>("Enabled")) {
           simpleSizes.push_back(*size);
         }
         if (storages.empty()) out.list.push_back(diskEntry(device, size));
@@ -281,16 +250,17 @@ Result<Disks> readDisks(RedfishClient& client, const json& system, const Logger&
 Result<json> readInterfaces(RedfishClient& client, const json& system, const Logger& log) {
   json out = json::array();
   for (const auto& nic : KILN_TRY(members(client, system, "EthernetInterfaces"))) {
-    const std::string id = stringAt(nic, "Id").value_or("");
-    auto mac = normalizedMac(stringAt(nic, "MACAddress"));
-    if (!mac) mac = normalizedMac(stringAt(nic, "PermanentMACAddress"));
+    const std::string id = redfishNonEmptyStringAt(nic, "Id").value_or("");
+    auto mac = normalizedMac(redfishNonEmptyStringAt(nic, "MACAddress"));
+    if (!mac) mac = normalizedMac(redfishNonEmptyStringAt(nic, "PermanentMACAddress"));
     if (!mac || id.empty()) {
-      log.warning("Redfish NIC without a valid MAC address or Id left out of the inventory",
-                  {{"interface", id}, {"mac", stringAt(nic, "MACAddress").value_or("")}});
+      log.warning(
+          "Redfish NIC without a valid MAC address or Id left out of the inventory",
+          {{"interface", id}, {"mac", redfishNonEmptyStringAt(nic, "MACAddress").value_or("")}});
       continue;
     }
     json carrier;
-    if (const auto link = stringAt(nic, "LinkStatus")) {
+    if (const auto link = redfishNonEmptyStringAt(nic, "LinkStatus")) {
       if (*link == "LinkUp") carrier = true;
       if (*link == "LinkDown" || *link == "NoLink") carrier = false;
     }
@@ -340,7 +310,8 @@ Result<StepResult> RedfishInspect::inspectHardware(TaskContext& task) {
   const Disks disks = KILN_TRY(readDisks(client, system, task.log));
   json interfaces = KILN_TRY(readInterfaces(client, system, task.log));
   std::optional<std::string> bootMode;
-  if (auto mode = stringAt(system.value("Boot", json::object()), "BootSourceOverrideMode")) {
+  if (auto mode =
+          redfishNonEmptyStringAt(system.value("Boot", json::object()), "BootSourceOverrideMode")) {
     if (auto mapped = lookUp(kBootModes, *mode)) bootMode = std::string(*mapped);
   }
 
@@ -376,13 +347,13 @@ Result<StepResult> RedfishInspect::inspectHardware(TaskContext& task) {
                  {"root_disk", nullptr},
                  {"boot", {{"current_boot_mode", orNull(bootMode)}, {"pxe_interface", nullptr}}},
                  {"system_vendor",
-                  {{"product_name", orNull(stringAt(system, "Model"))},
-                   {"serial_number", orNull(stringAt(system, "SerialNumber"))},
-                   {"manufacturer", orNull(stringAt(system, "Manufacturer"))},
-                   {"system_uuid", orNull(stringAt(system, "UUID"))},
+                  {{"product_name", orNull(redfishNonEmptyStringAt(system, "Model"))},
+                   {"serial_number", orNull(redfishNonEmptyStringAt(system, "SerialNumber"))},
+                   {"manufacturer", orNull(redfishNonEmptyStringAt(system, "Manufacturer"))},
+                   {"system_uuid", orNull(redfishNonEmptyStringAt(system, "UUID"))},
                    {"firmware",
                     {{"vendor", nullptr},
-                     {"version", orNull(stringAt(system, "BiosVersion"))},
+                     {"version", orNull(redfishNonEmptyStringAt(system, "BiosVersion"))},
                      {"build_date", nullptr}}}}},
                  {"bmc_address", nullptr},
                  {"hostname", nullptr}};

@@ -34,11 +34,9 @@ const json* bootOf(const json& system) {
   return boot != system.end() && boot->is_object() ? &*boot : nullptr;
 }
 
-std::string stringAt(const json* object, const char* key) {
-  if (object && object->contains(key) && (*object)[key].is_string()) {
-    return (*object)[key].get<std::string>();
-  }
-  return "";
+/// (*object)[key] when it is a string; "" otherwise, and when there is no object.
+std::string stringOrEmpty(const json* object, const char* key) {
+  return object ? redfishStringAt(*object, key).value_or("") : "";
 }
 
 /// BootSourceOverrideTarget@Redfish.AllowableValues; empty when the BMC does not list them.
@@ -72,32 +70,10 @@ std::unexpected<Error> redfishError(const Error& cause, const std::string& what)
   return fail(cause.code, "Redfish exception occurred. Error: " + what + cause.message);
 }
 
-/// The path a "{"@odata.id": ...}" member of `object` links to, or "".
-std::string linkOf(const json& object, const char* key) {
-  if (!object.is_object() || !object.contains(key) || !object[key].is_object()) return "";
-  const json& link = object[key];
-  if (!link.contains("@odata.id") || !link["@odata.id"].is_string()) return "";
-  return redfishLinkPath(link["@odata.id"].get<std::string>());
-}
-
-/// The chassis the System links (Links.Chassis).
-std::vector<std::string> chassisPaths(const json& system) {
-  std::vector<std::string> out;
-  if (!system.is_object() || !system.contains("Links") || !system["Links"].is_object()) return out;
-  const json& links = system["Links"];
-  if (!links.contains("Chassis") || !links["Chassis"].is_array()) return out;
-  for (const auto& member : links["Chassis"]) {
-    if (member.is_object() && member.contains("@odata.id") && member["@odata.id"].is_string()) {
-      out.push_back(redfishLinkPath(member["@odata.id"].get<std::string>()));
-    }
-  }
-  return out;
-}
-
 /// An indicator's name: the resource's UUID (as Ironic), else its Id.
 std::string indicatorName(const json& resource) {
-  const auto uuid = stringAt(&resource, "UUID");
-  return uuid.empty() ? stringAt(&resource, "Id") : uuid;
+  const auto uuid = stringOrEmpty(&resource, "UUID");
+  return uuid.empty() ? stringOrEmpty(&resource, "Id") : uuid;
 }
 
 struct LedState {
@@ -109,7 +85,7 @@ constexpr LedState kLedStates[] = {
     {"Lit", "ON"}, {"Off", "OFF"}, {"Blinking", "BLINKING"}, {"Unknown", "UNKNOWN"}};
 
 std::string ironicLedState(const json& resource) {
-  const auto led = stringAt(&resource, "IndicatorLED");
+  const auto led = stringOrEmpty(&resource, "IndicatorLED");
   for (const auto& s : kLedStates) {
     if (s.redfish == led) return std::string(s.ironic);
   }
@@ -130,7 +106,7 @@ Result<std::optional<IndicatorResource>> findIndicator(RedfishTarget& bmc, const
     return std::optional<IndicatorResource>(IndicatorResource{bmc.systemPath, system});
   }
   if (component == "chassis") {
-    for (const auto& path : chassisPaths(system)) {
+    for (const auto& path : redfishLinksAt(system, {"Links", "Chassis"})) {
       json chassis = KILN_TRY(bmc.client->get(path));
       if (indicatorName(chassis) == indicator) {
         return std::optional<IndicatorResource>(IndicatorResource{path, std::move(chassis)});
@@ -156,8 +132,8 @@ Result<ManagementInterface::BootDevice> RedfishManagement::getBootDevice(TaskCon
   auto bmc = KILN_TRY(connectRedfish(http_, task));
   const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
   const json* boot = bootOf(system);
-  const auto target = stringAt(boot, "BootSourceOverrideTarget");
-  const auto enabled = stringAt(boot, "BootSourceOverrideEnabled");
+  const auto target = stringOrEmpty(boot, "BootSourceOverrideTarget");
+  const auto enabled = stringOrEmpty(boot, "BootSourceOverrideEnabled");
   BootDevice result;
   for (const auto& d : kDevices) {
     if (d.target == target) result.device = std::string(d.device);
@@ -222,7 +198,7 @@ std::vector<std::string> RedfishManagement::supportedBootDevices(const TaskConte
 Result<std::optional<std::string>> RedfishManagement::getBootMode(TaskContext& task) {
   auto bmc = KILN_TRY(connectRedfish(http_, task));
   const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
-  const auto mode = stringAt(bootOf(system), "BootSourceOverrideMode");
+  const auto mode = stringOrEmpty(bootOf(system), "BootSourceOverrideMode");
   if (mode == "UEFI") return std::optional<std::string>("uefi");
   if (mode == "Legacy") return std::optional<std::string>("bios");
   return std::optional<std::string>();
@@ -240,7 +216,7 @@ Result<void> RedfishManagement::setBootMode(TaskContext& task, std::string_view 
   if (!done) {
     // Some BMCs cannot override the boot mode at all: they report none (Ironic's check).
     auto system = bmc.client->get(bmc.systemPath);
-    if (system && stringAt(bootOf(*system), "BootSourceOverrideMode").empty()) {
+    if (system && stringOrEmpty(bootOf(*system), "BootSourceOverrideMode").empty()) {
       return unsupported(task, "set_boot_mode");
     }
     return redfishError(done.error(), "Setting boot mode to " + std::string(mode) +
@@ -252,7 +228,7 @@ Result<void> RedfishManagement::setBootMode(TaskContext& task, std::string_view 
 Result<std::optional<bool>> RedfishManagement::getSecureBoot(TaskContext& task) {
   auto bmc = KILN_TRY(connectRedfish(http_, task));
   const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
-  const auto path = linkOf(system, "SecureBoot");
+  const auto path = redfishLinkAt(system, {"SecureBoot"});
   if (path.empty()) return unsupported(task, "get_secure_boot_state");
   const json secureBoot = KILN_TRY(bmc.client->get(path));
   if (secureBoot.is_object() && secureBoot.contains("SecureBootEnable") &&
@@ -265,7 +241,7 @@ Result<std::optional<bool>> RedfishManagement::getSecureBoot(TaskContext& task) 
 Result<void> RedfishManagement::setSecureBoot(TaskContext& task, bool enabled) {
   auto bmc = KILN_TRY(connectRedfish(http_, task));
   const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
-  const auto path = linkOf(system, "SecureBoot");
+  const auto path = redfishLinkAt(system, {"SecureBoot"});
   if (path.empty()) {
     task.log.error("secure boot requested but the Redfish BMC has no SecureBoot resource",
                    {{"node", task.uuid()}});
@@ -277,7 +253,7 @@ Result<void> RedfishManagement::setSecureBoot(TaskContext& task, bool enabled) {
     task.log.info("secure boot state already as requested", {{"node", task.uuid()}});
     return {};
   }
-  if (stringAt(bootOf(system), "BootSourceOverrideMode") == "Legacy") {
+  if (stringOrEmpty(bootOf(system), "BootSourceOverrideMode") == "Legacy") {
     return fail(ErrorCode::Internal,
                 "Redfish exception occurred. Error: Configuring secure boot "
                 "requires UEFI for node " +
@@ -309,7 +285,7 @@ Result<ManagementInterface::Indicators> RedfishManagement::supportedIndicators(
   const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
   Indicators out;
   if (component.empty() || component == "chassis") {
-    const auto paths = chassisPaths(system);
+    const auto paths = redfishLinksAt(system, {"Links", "Chassis"});
     if (!paths.empty()) {
       auto& chassisLeds = out["chassis"];
       for (const auto& path : paths) {
@@ -319,13 +295,14 @@ Result<ManagementInterface::Indicators> RedfishManagement::supportedIndicators(
                          {{"node", task.uuid()}, {"error", chassis.error().message}});
           continue;
         }
-        if (!stringAt(&*chassis, "IndicatorLED").empty()) {
+        if (!stringOrEmpty(&*chassis, "IndicatorLED").empty()) {
           chassisLeds[indicatorName(*chassis)] = settable;
         }
       }
     }
   }
-  if ((component.empty() || component == "system") && !stringAt(&system, "IndicatorLED").empty()) {
+  if ((component.empty() || component == "system") &&
+      !stringOrEmpty(&system, "IndicatorLED").empty()) {
     out["system"][indicatorName(system)] = settable;
   }
   return out;

@@ -10,16 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-const Clock& clockOf(const TaskContext& task) {
-  static const SystemClock kSystemClock;
-  return task.clock ? *task.clock : kSystemClock;
-}
-
 std::string powerStateOf(const json& system) {
-  if (system.is_object() && system.contains("PowerState") && system["PowerState"].is_string()) {
-    return system["PowerState"].get<std::string>();
-  }
-  return "";
+  return redfishStringAt(system, "PowerState").value_or("");
 }
 
 bool allows(const std::vector<std::string>& allowed, std::string_view type) {
@@ -31,7 +23,7 @@ bool allows(const std::vector<std::string>& allowed, std::string_view type) {
 Result<void> waitFor(const TaskContext& task, RedfishTarget& target, std::string_view wanted,
                      std::string_view ironicState, std::chrono::steady_clock::time_point deadline,
                      std::chrono::seconds timeout) {
-  const Clock& clock = clockOf(task);
+  const Clock& clock = redfishClock(task);
   std::string last;
   std::string lastError;
   for (;;) {
@@ -106,7 +98,7 @@ Result<void> RedfishPower::setPowerState(TaskContext& task, std::string_view tar
                    " to power state '" + std::string(target) +
                    "'; supported: power on, power off, soft power off, rebooting, soft rebooting");
   }
-  const auto deadline = clockOf(task).monotonic() + timeout;
+  const auto deadline = redfishClock(task).monotonic() + timeout;
   auto bmc = KILN_TRY(connectRedfish(http_, task));
   const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
   const auto current = powerStateOf(system);
@@ -118,7 +110,7 @@ Result<void> RedfishPower::setPowerState(TaskContext& task, std::string_view tar
 }
 
 Result<void> RedfishPower::reboot(TaskContext& task, bool soft, std::chrono::seconds timeout) {
-  const auto deadline = clockOf(task).monotonic() + timeout;
+  const auto deadline = redfishClock(task).monotonic() + timeout;
   auto bmc = KILN_TRY(connectRedfish(http_, task));
   const json system = KILN_TRY(bmc.client->get(bmc.systemPath));
   const auto current = powerStateOf(system);

@@ -132,34 +132,6 @@ std::string sentence(std::string text) {
   return text;
 }
 
-std::optional<std::string> stringAt(const json& object, const char* key) {
-  if (!object.is_object()) return std::nullopt;
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
-/// The path of object[key]["@odata.id"], or "".
-std::string linkOf(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  const auto it = object.find(key);
-  if (it == object.end()) return "";
-  const auto id = stringAt(*it, "@odata.id");
-  return id ? redfishLinkPath(*id) : "";
-}
-
-/// The paths of an array of links (object[key]), or of a collection's Members.
-std::vector<std::string> linksOf(const json& object, const char* key) {
-  std::vector<std::string> out;
-  if (!object.is_object()) return out;
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_array()) return out;
-  for (const auto& link : *it) {
-    if (auto id = stringAt(link, "@odata.id")) out.push_back(redfishLinkPath(*id));
-  }
-  return out;
-}
-
 /// What the BMC allows on a resource, from the Allow header of its GET; nullopt when not said.
 std::optional<std::vector<std::string>> allowedMethods(const HttpResponse& response) {
   const auto allow = response.header("allow");
@@ -188,10 +160,10 @@ Result<json> firstController(RedfishClient& client, const json& storage) {
       it != storage.end() && it->is_array() && !it->empty() && (*it)[0].is_object()) {
     return (*it)[0];
   }
-  const std::string controllers = linkOf(storage, "Controllers");
+  const std::string controllers = redfishLinkAt(storage, {"Controllers"});
   if (controllers.empty()) return json();
   const json collection = KILN_TRY(client.get(controllers));
-  const auto members = linksOf(collection, "Members");
+  const auto members = redfishLinksAt(collection, {"Members"});
   if (members.empty()) return json();
   return client.get(members.front());
 }
@@ -217,7 +189,7 @@ Result<Inventory> readInventory(RedfishTarget& bmc, const std::string& context) 
   RedfishClient& client = *bmc.client;
   auto system = client.get(bmc.systemPath);
   if (!system) return reason(system.error());
-  const std::string storagePath = linkOf(*system, "Storage");
+  const std::string storagePath = redfishLinkAt(*system, {"Storage"});
   if (storagePath.empty()) {
     return fail(ErrorCode::Unimplemented, context +
                                               "The attribute Storage is missing from the "
@@ -227,12 +199,12 @@ Result<Inventory> readInventory(RedfishTarget& bmc, const std::string& context) 
   auto collection = client.get(storagePath);
   if (!collection) return reason(collection.error());
   Inventory inv;
-  for (const auto& path : linksOf(*collection, "Members")) {
+  for (const auto& path : redfishLinksAt(*collection, {"Members"})) {
     auto storage = client.get(path);
     if (!storage) return reason(storage.error());
     Storage st;
     st.path = path;
-    st.id = stringAt(*storage, "Id").value_or(path);
+    st.id = redfishStringAt(*storage, "Id").value_or(path);
     auto controller = firstController(client, *storage);
     if (!controller) return reason(controller.error());
     if (auto raidTypes = controller->find("SupportedRAIDTypes");
@@ -240,28 +212,28 @@ Result<Inventory> readInventory(RedfishTarget& bmc, const std::string& context) 
         raidTypes->empty()) {
       st.raid = false;
     }
-    st.volumesPath = linkOf(*storage, "Volumes");
+    st.volumesPath = redfishLinkAt(*storage, {"Volumes"});
     if (!st.volumesPath.empty()) {
       auto volumes = client.get(st.volumesPath);
       if (!volumes) return reason(volumes.error());
       st.applyTime = applyTimeOf(*volumes);
-      st.volumePaths = linksOf(*volumes, "Members");
+      st.volumePaths = redfishLinksAt(*volumes, {"Members"});
     }
     const size_t index = inv.storages.size();
     inv.storages.push_back(st);
     if (!st.raid) continue;
-    for (const auto& drivePath : linksOf(*storage, "Drives")) {
+    for (const auto& drivePath : redfishLinksAt(*storage, {"Drives"})) {
       auto d = client.get(drivePath);
       if (!d) return reason(d.error());
       Drive drive;
       drive.path = drivePath;
-      drive.id = stringAt(*d, "Id").value_or(drivePath);
-      drive.name = stringAt(*d, "Name").value_or("");
+      drive.id = redfishStringAt(*d, "Id").value_or(drivePath);
+      drive.name = redfishStringAt(*d, "Name").value_or("");
       if (auto it = d->find("CapacityBytes"); it != d->end() && it->is_number_integer()) {
         drive.capacity = std::max<int64_t>(0, it->get<int64_t>());
       }
-      drive.mediaType = stringAt(*d, "MediaType").value_or("");
-      drive.protocol = stringAt(*d, "Protocol").value_or("");
+      drive.mediaType = redfishStringAt(*d, "MediaType").value_or("");
+      drive.protocol = redfishStringAt(*d, "Protocol").value_or("");
       drive.storage = index;
       inv.drives.push_back(std::move(drive));
     }
@@ -296,9 +268,9 @@ Result<std::vector<VolumeInfo>> readVolumes(RedfishClient& client, const Invento
       VolumeInfo v;
       v.path = path;
       v.storage = s;
-      v.id = stringAt(body, "Id").value_or(path);
-      v.name = stringAt(body, "Name") ? json(*stringAt(body, "Name")) : json();
-      v.raidType = stringAt(body, "RAIDType").value_or("");
+      v.id = redfishStringAt(body, "Id").value_or(path);
+      v.name = redfishStringAt(body, "Name") ? json(*redfishStringAt(body, "Name")) : json();
+      v.raidType = redfishStringAt(body, "RAIDType").value_or("");
       if (auto it = body.find("CapacityBytes"); it != body.end() && it->is_number_integer()) {
         v.capacity = std::max<int64_t>(0, it->get<int64_t>());
       }
@@ -349,9 +321,9 @@ Result<std::vector<Volume>> wantedVolumes(const TaskContext& task, const json& t
     v.root = ld.isRootVolume;
     v.share = d.value("share_physical_disks", false);
     v.name = ld.volumeName;
-    v.controller = stringAt(d, "controller");
-    if (auto t = stringAt(d, "disk_type")) v.diskType = asciiLower(*t);
-    if (auto t = stringAt(d, "interface_type")) v.interfaceType = asciiLower(*t);
+    v.controller = redfishStringAt(d, "controller");
+    if (auto t = redfishStringAt(d, "disk_type")) v.diskType = asciiLower(*t);
+    if (auto t = redfishStringAt(d, "interface_type")) v.interfaceType = asciiLower(*t);
     v.count = ld.numberOfPhysicalDisks;
     if (v.controller) {
       const bool known = std::any_of(inv.storages.begin(), inv.storages.end(), [&](const auto& s) {
@@ -586,11 +558,6 @@ struct Operation {
   std::string target;  ///< the volume, for messages (its path, or the collection for a POST)
 };
 
-const Clock& clockOf(const TaskContext& task) {
-  static const SystemClock kSystem;
-  return task.clock ? *task.clock : kSystem;
-}
-
 Result<void> rebootToApply(TaskContext& task, std::string_view operation) {
   if (!task.driver || !task.driver->power) {
     return internalError("node " + task.uuid() + " has no power interface to reboot it");
@@ -620,7 +587,7 @@ Result<void> runOperations(TaskContext& task, RedfishClient& client,
     }
     queues[static_cast<size_t>(it - storages.begin())].push_back(op);
   }
-  const Clock& clock = clockOf(task);
+  const Clock& clock = redfishClock(task);
   const auto start = clock.monotonic();
   auto deadline = [&]() -> Result<void> {
     const auto elapsed = std::chrono::duration_cast<seconds>(clock.monotonic() - start);
@@ -738,8 +705,9 @@ Result<void> recordRaidConfig(TaskContext& task, RedfishTarget& bmc) {
     task.log.warning("Unable to update raid_config for volumes missing RAID type",
                      {{"node", task.uuid()}, {"volumes", withoutType}});
   }
-  task.node.setText(kNodeRaidConfig, dumpJson(json{{"logical_disks", disks},
-                                                   {"last_updated", pythonUtcNow(clockOf(task))}}));
+  task.node.setText(
+      kNodeRaidConfig,
+      dumpJson(json{{"logical_disks", disks}, {"last_updated", pythonUtcNow(redfishClock(task))}}));
   return {};
 }
 

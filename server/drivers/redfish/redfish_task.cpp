@@ -11,14 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-/// object[key] when it is a string.
-std::optional<std::string> stringAt(const json& object, const char* key) {
-  if (!object.is_object()) return std::nullopt;
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : std::string(sep)) + i;
@@ -32,7 +24,7 @@ RedfishTaskRef redfishTaskOf(const HttpResponse& response) {
   const json answer = parseJson(response.body).value_or(json());
   RedfishTaskPoll probe;
   if (readRedfishTask(answer, probe)) {
-    if (auto id = stringAt(answer, "@odata.id"); id && !id->empty()) {
+    if (auto id = redfishStringAt(answer, "@odata.id"); id && !id->empty()) {
       ref.taskPath = redfishLinkPath(*id);
     }
   }
@@ -49,19 +41,19 @@ bool redfishTaskInProgress(std::string_view state) {
 }
 
 bool readRedfishTask(const json& body, RedfishTaskPoll& poll) {
-  const auto state = stringAt(body, "TaskState");
+  const auto state = redfishStringAt(body, "TaskState");
   if (!state) return false;
   poll.state = *state;
-  poll.status = stringAt(body, "TaskStatus").value_or("");
+  poll.status = redfishStringAt(body, "TaskStatus").value_or("");
   if (auto it = body.find("Messages"); it != body.end() && it->is_array()) {
     for (const auto& m : *it) {
       // As Ironic: the Message, else (empty or "unknown") the MessageId.
-      std::string text = stringAt(m, "Message").value_or("");
+      std::string text = redfishStringAt(m, "Message").value_or("");
       std::string lower = text;
       std::transform(lower.begin(), lower.end(), lower.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       if (text.empty() || lower == "unknown" || lower == "unknown error") {
-        text = stringAt(m, "MessageId").value_or("");
+        text = redfishStringAt(m, "MessageId").value_or("");
       }
       if (!text.empty()) poll.messages.push_back(std::move(text));
     }

@@ -26,15 +26,6 @@ constexpr std::array<std::string_view, 5> kSubscriptionFields = {"Id", "Context"
 constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kMediaTypes = {{
     {"cd", "CD"}, {"dvd", "DVD"}, {"usb", "USBStick"}, {"floppy", "Floppy"}}};
 
-std::string linkOf(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_object()) return "";
-  const auto id = it->find("@odata.id");
-  if (id == it->end() || !id->is_string()) return "";
-  return redfishLinkPath(id->get<std::string>());
-}
-
 bool asciiAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool asciiAlnum(char c) { return asciiAlpha(c) || (c >= '0' && c <= '9'); }
 
@@ -80,7 +71,7 @@ struct EventService {
 
 Result<EventService> eventService(RedfishTarget& bmc, const TaskContext& task) {
   const json root = KILN_TRY(bmc.client->get(kServiceRoot));
-  std::string path = linkOf(root, "EventService");
+  std::string path = redfishLinkAt(root, {"EventService"});
   if (path.empty()) path = std::string(kDefaultEventService);
   auto resource = bmc.client->get(path);
   if (!resource) {
@@ -89,7 +80,7 @@ Result<EventService> eventService(RedfishTarget& bmc, const TaskContext& task) {
     }
     return std::unexpected(resource.error());
   }
-  std::string subscriptions = linkOf(*resource, "Subscriptions");
+  std::string subscriptions = redfishLinkAt(*resource, {"Subscriptions"});
   if (subscriptions.empty()) subscriptions = path + "/Subscriptions";
   return EventService{std::move(*resource), std::move(subscriptions)};
 }

@@ -20,13 +20,6 @@ bool takesMedia(const json& slot, std::string_view mediaType) {
   return false;
 }
 
-std::string linkOf(const json& value) {
-  if (value.is_object() && value.contains("@odata.id") && value["@odata.id"].is_string()) {
-    return redfishLinkPath(value["@odata.id"].get<std::string>());
-  }
-  return "";
-}
-
 /// The target of the slot's action `name` ("#VirtualMedia.InsertMedia"), or "".
 std::string actionTarget(const json& slot, const char* name) {
   auto actions = slot.find("Actions");
@@ -45,18 +38,18 @@ Result<std::vector<VirtualMediaSlot>> listVirtualMediaSlots(RedfishTarget& targe
   if (auto links = system.find("Links"); links != system.end() && links->is_object()) {
     if (auto by = links->find("ManagedBy"); by != links->end() && by->is_array()) {
       for (const auto& m : *by) {
-        if (auto path = linkOf(m); !path.empty()) managers.push_back(path);
+        if (auto path = redfishLinkAt(m); !path.empty()) managers.push_back(path);
       }
     }
   }
   std::vector<VirtualMediaSlot> out;
   for (const std::string& managerPath : managers) {
     const json manager = KILN_TRY(target.client->get(managerPath));
-    const std::string collectionPath = linkOf(manager.value("VirtualMedia", json::object()));
+    const std::string collectionPath = redfishLinkAt(manager.value("VirtualMedia", json::object()));
     if (collectionPath.empty()) continue;
     const json collection = KILN_TRY(target.client->get(collectionPath));
     for (const auto& member : collection.value("Members", json::array())) {
-      const std::string path = linkOf(member);
+      const std::string path = redfishLinkAt(member);
       if (path.empty()) continue;
       out.push_back({path, KILN_TRY(target.client->get(path))});
     }
