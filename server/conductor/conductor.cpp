@@ -229,11 +229,16 @@ Result<void> Conductor::saveTask(Transaction& tx, TaskContext& task, const Field
   task.node.setText(kNodeDriverInternalInfo, dumpJson(task.internalInfo));
   task.node.setText(kNodeInstanceInfo, dumpJson(task.instanceInfo));
   const FieldMask fields = ownedFields() | extra;
+  FieldMask changed;  // only these are written: an agent's heartbeat changes one column or two
   for (size_t i = 0; i < kNodeFieldCount; ++i) {
-    if (fields.test(i)) (*current)[i] = task.node[i];
+    if (fields.test(i) && (*current)[i] != task.node[i]) {
+      (*current)[i] = task.node[i];
+      changed.set(i);
+    }
   }
   current->setText(kNodeUpdatedAt, formatIsoTime(deps_.clock.now()));
-  KILN_TRY_VOID(tx.nodes().update(*current));
+  changed.set(kNodeUpdatedAt);
+  KILN_TRY_VOID(tx.nodes().updateFields(*current, changed));
   task.node = std::move(*current);
   return {};
 }

@@ -101,6 +101,12 @@ class RecordStore {
   /// Replaces every stored field of the row with the record's id.
   virtual Result<void> update(const Record& record) = 0;
 
+  /// Like update(), but writes only the stored fields set in `fields` (never the id), leaving
+  /// the row's other columns as they are. A save that changes two columns then costs two
+  /// columns: SQLite rewrites the index entries of every column an UPDATE sets, changed or
+  /// not. With no stored field in `fields` it only checks that the row exists (NotFound).
+  virtual Result<void> updateFields(const Record& record, const FieldMask& fields) = 0;
+
   /// Compare-and-set: like update(), but only while the stored row's `field` still equals
   /// `expected` (null matches null), checked and written in one statement. False, changing
   /// nothing, when another transaction changed that field first; NotFound when there is no row

@@ -183,6 +183,30 @@ class PgRecordStore final : public RecordStore {
     });
   }
 
+  Result<void> updateFields(const Record& record, const FieldMask& fields) override {
+    return session_.guarded([&]() -> Result<void> {
+      const Value id = Value::integer(record.id());
+      std::string sql = "UPDATE " + std::string(schema_.table) + " SET ";
+      std::vector<const Value*> binds;
+      for (size_t k = 1; k < stored_.size(); ++k) {
+        if (!fields.test(static_cast<size_t>(stored_[k]))) continue;
+        binds.push_back(&record[stored_[k]]);
+        sql += std::string(binds.size() > 1 ? ", " : "") + q(schema_[stored_[k]].name) + " = $" +
+               std::to_string(binds.size());
+      }
+      if (binds.empty()) {
+        auto exists = KILN_TRY(conn().query(sql_.exists, std::span<const Value>(&id, 1)));
+        if (exists.rows() == 0) return notFoundError(record);
+        return {};
+      }
+      binds.push_back(&id);
+      sql += " WHERE id = $" + std::to_string(binds.size());
+      auto result = KILN_TRY(conn().query(sql, binds));
+      if (result.affected() == 0) return notFoundError(record);
+      return {};
+    });
+  }
+
   Result<bool> updateIf(const Record& record, int field, const Value& expected) override {
     return session_.guarded([&]() -> Result<bool> {
       const Value id = Value::integer(record.id());

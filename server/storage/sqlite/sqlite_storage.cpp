@@ -143,6 +143,31 @@ class SqliteRecordStore final : public RecordStore {
     return {};
   }
 
+  Result<void> updateFields(const Record& record, const FieldMask& fields) override {
+    std::string sql = "UPDATE " + std::string(schema_.table) + " SET ";
+    std::vector<int> set;
+    for (size_t k = 1; k < stored_.size(); ++k) {
+      if (!fields.test(static_cast<size_t>(stored_[k]))) continue;
+      sql += std::string(set.empty() ? "" : ", ") + std::string(schema_[stored_[k]].name) + " = ?";
+      set.push_back(stored_[k]);
+    }
+    if (set.empty()) {
+      Record current;
+      if (KILN_TRY(findInto(0, Value::integer(record.id()), current))) return {};
+      return notFound(std::string(schema_.resource) + " " + record.uuid() + " could not be found.");
+    }
+    sql += " WHERE id = ?";
+    auto stmt = KILN_TRY(conn_.prepare(sql));  // cached per distinct set of columns
+    for (size_t k = 0; k < set.size(); ++k) stmt.bind(static_cast<int>(k + 1), record[set[k]]);
+    stmt.bindInt(static_cast<int>(set.size() + 1), record.id());
+    KILN_TRY(stmt.step());
+    if (conn_.changes() == 0) {
+      return notFound(std::string(schema_.resource) + " " + record.uuid() +
+                      " could not be found.");
+    }
+    return {};
+  }
+
   Result<bool> updateIf(const Record& record, int field, const Value& expected) override {
     // "IS" compares like "=" but treats two NULLs as equal.
     auto stmt = KILN_TRY(conn_.prepare(sql_.update + " AND " +

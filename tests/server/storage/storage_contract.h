@@ -301,6 +301,39 @@ TEST_CASE(KILN_STORAGE_NAME " storage: updateIf writes only while the field hold
   CHECK(missing.error().code == kiln::ErrorCode::NotFound);
 }
 
+TEST_CASE(KILN_STORAGE_NAME " storage: updateFields writes the named fields and leaves the others", "[server][storage]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  KILN_CONTRACT_STORAGE(storage);
+  auto tx = storage->begin(Mode::Write).value();
+  Record node = insertNode(*tx, makeNode("partial"));
+  auto& nodes = tx->nodes();
+  Record changed = node;
+  changed.setText(kNodeProvisionState, "manageable");
+  changed.setText(kNodeDescription, "not written");
+  changed.setNull(kNodeName);  // not in the mask either
+  changed.setText(kNodeLastError, "written");
+  FieldMask fields;
+  fields.set(kNodeProvisionState);
+  fields.set(kNodeLastError);
+  fields.set(kNodeId);  // the id is never written
+  REQUIRE(nodes.updateFields(changed, fields));
+  auto stored = nodes.findBy(kNodeId, Value::integer(node.id())).value();
+  REQUIRE(stored);
+  CHECK(stored->str(kNodeProvisionState) == "manageable");
+  CHECK(stored->str(kNodeLastError) == "written");
+  CHECK(stored->str(kNodeName) == "partial");
+  CHECK((*stored)[kNodeDescription] == node[kNodeDescription]);
+  // Nothing to write: only the row's existence is checked.
+  CHECK(nodes.updateFields(changed, FieldMask{}));
+  Record ghost = node;
+  ghost[kNodeId] = Value::integer(node.id() + 1000);
+  for (const FieldMask& mask : {fields, FieldMask{}}) {
+    auto missing = nodes.updateFields(ghost, mask);
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().code == kiln::ErrorCode::NotFound);
+  }
+}
+
 TEST_CASE(KILN_STORAGE_NAME " storage: empty value lists match nothing and trait lists nothing required", "[server][storage]" KILN_STORAGE_BACKEND) {
   using namespace contract;
   KILN_CONTRACT_STORAGE(storage);
