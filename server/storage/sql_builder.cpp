@@ -93,6 +93,55 @@ std::string columnName(std::string_view name, const SqlDialect& dialect) {
   return out;
 }
 
+namespace {
+
+std::string placeholder(size_t n, const SqlDialect& dialect) {
+  return dialect.numberedPlaceholders ? "$" + std::to_string(n) : "?";
+}
+
+}  // namespace
+
+StoreStatements buildStoreStatements(const Schema& schema, const SqlDialect& dialect) {
+  StoreStatements s;
+  s.stored = storedFields(schema);
+  const std::string table(schema.table);
+  const std::string select = "SELECT " + selectColumns(schema, dialect) + " FROM " + table + " WHERE ";
+  for (size_t i = 0; i < schema.size(); ++i) {
+    s.findBy.push_back(select + columnName(schema[i].name, dialect) + " = " +
+                       placeholder(1, dialect) + " LIMIT 1");
+    s.findByLocked.push_back(s.findBy.back() + dialect.lockSuffix);
+  }
+  std::string cols, marks, sets;
+  for (size_t k = 1; k < s.stored.size(); ++k) {
+    const std::string name = columnName(schema[s.stored[k]].name, dialect);
+    const std::string mark = placeholder(k, dialect);
+    cols += (k > 1 ? ", " : "") + name;
+    marks += (k > 1 ? ", " : "") + mark;
+    sets += (k > 1 ? ", " : "") + name + " = " + mark;
+  }
+  const std::string idMark = placeholder(s.stored.size(), dialect);
+  s.insert = "INSERT INTO " + table + " (" + cols + ") VALUES (" + marks + ")" + dialect.insertSuffix;
+  s.update = "UPDATE " + table + " SET " + sets + " WHERE id = " + idMark;
+  s.remove = "DELETE FROM " + table + " WHERE id = " + placeholder(1, dialect);
+  s.exists = "SELECT 1 FROM " + table + " WHERE id = " + placeholder(1, dialect);
+  return s;
+}
+
+std::string buildUpdateFieldsSql(const Schema& schema, const std::vector<int>& stored,
+                                 const FieldMask& fields, const SqlDialect& dialect,
+                                 std::vector<int>& set) {
+  set.clear();
+  std::string sql = "UPDATE " + std::string(schema.table) + " SET ";
+  for (size_t k = 1; k < stored.size(); ++k) {
+    if (!fields.test(static_cast<size_t>(stored[k]))) continue;
+    set.push_back(stored[k]);
+    sql += std::string(set.size() > 1 ? ", " : "") + columnName(schema[stored[k]].name, dialect) +
+           " = " + placeholder(set.size(), dialect);
+  }
+  if (set.empty()) return {};
+  return sql + " WHERE id = " + placeholder(set.size() + 1, dialect);
+}
+
 std::vector<int> storedFields(const Schema& schema) {
   std::vector<int> out;
   for (size_t i = 0; i < schema.size(); ++i) {

@@ -17,8 +17,12 @@ std::span<const std::string_view> postgresMigrations();
 namespace kiln::server::postgres {
 namespace {
 
-const SqlDialect kDialect{
-    .explicitNullsOrder = true, .likeOperator = "ILIKE", .quoteIdentifiers = true};
+const SqlDialect kDialect{.explicitNullsOrder = true,
+                          .likeOperator = "ILIKE",
+                          .quoteIdentifiers = true,
+                          .numberedPlaceholders = true,
+                          .insertSuffix = " RETURNING id",
+                          .lockSuffix = " FOR NO KEY UPDATE"};
 
 /// Idle connections kept for reuse; more are closed when their transaction ends.
 constexpr size_t kMaxIdleConnections = 16;
@@ -34,48 +38,12 @@ const std::string kRollbackToSavepoint = "ROLLBACK TO SAVEPOINT kiln_statement";
 
 std::string q(std::string_view name) { return columnName(name, kDialect); }
 
-/// The SQL text of one schema's fixed statements, built once per process.
-struct SchemaSql {
-  std::vector<int> stored;
-  std::vector<std::string> findBy;        ///< per field index
-  std::vector<std::string> findByLocked;  ///< the same, locking the row (write transactions)
-  std::string insert;
-  std::string update;  ///< the id is the last parameter
-  std::string remove;
-  std::string exists;
-};
-
-SchemaSql buildSchemaSql(const Schema& schema) {
-  SchemaSql s;
-  s.stored = storedFields(schema);
-  const std::string table(schema.table);
-  const std::string select =
-      "SELECT " + selectColumns(schema, kDialect) + " FROM " + table + " WHERE ";
-  for (size_t i = 0; i < schema.size(); ++i) {
-    s.findBy.push_back(select + q(schema[i].name) + " = $1 LIMIT 1");
-    s.findByLocked.push_back(s.findBy.back() + " FOR NO KEY UPDATE");
-  }
-  std::string cols, marks, sets;
-  for (size_t k = 1; k < s.stored.size(); ++k) {
-    const std::string name = q(schema[s.stored[k]].name);
-    const std::string mark = "$" + std::to_string(k);
-    cols += (k > 1 ? ", " : "") + name;
-    marks += (k > 1 ? ", " : "") + mark;
-    sets += (k > 1 ? ", " : "") + name + " = " + mark;
-  }
-  const std::string idMark = "$" + std::to_string(s.stored.size());
-  s.insert = "INSERT INTO " + table + " (" + cols + ") VALUES (" + marks + ") RETURNING id";
-  s.update = "UPDATE " + table + " SET " + sets + " WHERE id = " + idMark;
-  s.remove = "DELETE FROM " + table + " WHERE id = $1";
-  s.exists = "SELECT 1 FROM " + table + " WHERE id = $1";
-  return s;
-}
-
-const SchemaSql& schemaSql(Resource resource) {
-  static const std::array<SchemaSql, kResourceCount> all = [] {
-    std::array<SchemaSql, kResourceCount> out;
+/// The fixed statements of each resource's store, built once per process.
+const StoreStatements& schemaSql(Resource resource) {
+  static const std::array<StoreStatements, kResourceCount> all = [] {
+    std::array<StoreStatements, kResourceCount> out;
     for (size_t i = 0; i < kResourceCount; ++i) {
-      out[i] = buildSchemaSql(schemaOf(static_cast<Resource>(i)));
+      out[i] = buildStoreStatements(schemaOf(static_cast<Resource>(i)), kDialect);
     }
     return out;
   }();
@@ -186,21 +154,16 @@ class PgRecordStore final : public RecordStore {
   Result<void> updateFields(const Record& record, const FieldMask& fields) override {
     return session_.guarded([&]() -> Result<void> {
       const Value id = Value::integer(record.id());
-      std::string sql = "UPDATE " + std::string(schema_.table) + " SET ";
-      std::vector<const Value*> binds;
-      for (size_t k = 1; k < stored_.size(); ++k) {
-        if (!fields.test(static_cast<size_t>(stored_[k]))) continue;
-        binds.push_back(&record[stored_[k]]);
-        sql += std::string(binds.size() > 1 ? ", " : "") + q(schema_[stored_[k]].name) + " = $" +
-               std::to_string(binds.size());
-      }
-      if (binds.empty()) {
+      std::vector<int> set;
+      const std::string sql = buildUpdateFieldsSql(schema_, stored_, fields, kDialect, set);
+      if (set.empty()) {
         auto exists = KILN_TRY(conn().query(sql_.exists, std::span<const Value>(&id, 1)));
         if (exists.rows() == 0) return notFoundError(record);
         return {};
       }
+      std::vector<const Value*> binds;
+      for (int f : set) binds.push_back(&record[static_cast<size_t>(f)]);
       binds.push_back(&id);
-      sql += " WHERE id = $" + std::to_string(binds.size());
       auto result = KILN_TRY(conn().query(sql, binds));
       if (result.affected() == 0) return notFoundError(record);
       return {};
@@ -270,7 +233,7 @@ class PgRecordStore final : public RecordStore {
 
   Session& session_;
   const Schema& schema_;
-  const SchemaSql& sql_;
+  const StoreStatements& sql_;
   const std::vector<int>& stored_;
 };
 

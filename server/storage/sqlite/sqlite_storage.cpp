@@ -19,41 +19,12 @@ namespace {
 
 const SqlDialect kDialect{};
 
-/// The SQL text of one schema's fixed statements, built once per process.
-struct SchemaSql {
-  std::vector<int> stored;
-  std::vector<std::string> findBy;  ///< per field index
-  std::string insert;
-  std::string update;
-  std::string remove;
-};
-
-SchemaSql buildSchemaSql(const Schema& schema) {
-  SchemaSql q;
-  q.stored = storedFields(schema);
-  const std::string table(schema.table);
-  const std::string select = "SELECT " + selectColumns(schema) + " FROM " + table + " WHERE ";
-  for (size_t i = 0; i < schema.size(); ++i) {
-    q.findBy.push_back(select + std::string(schema[i].name) + " = ? LIMIT 1");
-  }
-  std::string cols, marks, sets;
-  for (size_t k = 1; k < q.stored.size(); ++k) {
-    const std::string name(schema[q.stored[k]].name);
-    cols += (k > 1 ? ", " : "") + name;
-    marks += k > 1 ? ",?" : "?";
-    sets += (k > 1 ? ", " : "") + name + " = ?";
-  }
-  q.insert = "INSERT INTO " + table + " (" + cols + ") VALUES (" + marks + ")";
-  q.update = "UPDATE " + table + " SET " + sets + " WHERE id = ?";
-  q.remove = "DELETE FROM " + table + " WHERE id = ?";
-  return q;
-}
-
-const SchemaSql& schemaSql(Resource resource) {
-  static const std::array<SchemaSql, kResourceCount> all = [] {
-    std::array<SchemaSql, kResourceCount> out;
+/// The fixed statements of each resource's store, built once per process.
+const StoreStatements& schemaSql(Resource resource) {
+  static const std::array<StoreStatements, kResourceCount> all = [] {
+    std::array<StoreStatements, kResourceCount> out;
     for (size_t i = 0; i < kResourceCount; ++i) {
-      out[i] = buildSchemaSql(schemaOf(static_cast<Resource>(i)));
+      out[i] = buildStoreStatements(schemaOf(static_cast<Resource>(i)), kDialect);
     }
     return out;
   }();
@@ -144,19 +115,13 @@ class SqliteRecordStore final : public RecordStore {
   }
 
   Result<void> updateFields(const Record& record, const FieldMask& fields) override {
-    std::string sql = "UPDATE " + std::string(schema_.table) + " SET ";
     std::vector<int> set;
-    for (size_t k = 1; k < stored_.size(); ++k) {
-      if (!fields.test(static_cast<size_t>(stored_[k]))) continue;
-      sql += std::string(set.empty() ? "" : ", ") + std::string(schema_[stored_[k]].name) + " = ?";
-      set.push_back(stored_[k]);
-    }
+    const std::string sql = buildUpdateFieldsSql(schema_, stored_, fields, kDialect, set);
     if (set.empty()) {
       Record current;
       if (KILN_TRY(findInto(0, Value::integer(record.id()), current))) return {};
       return notFound(std::string(schema_.resource) + " " + record.uuid() + " could not be found.");
     }
-    sql += " WHERE id = ?";
     auto stmt = KILN_TRY(conn_.prepare(sql));  // cached per distinct set of columns
     for (size_t k = 0; k < set.size(); ++k) stmt.bind(static_cast<int>(k + 1), record[set[k]]);
     stmt.bindInt(static_cast<int>(set.size() + 1), record.id());
@@ -216,7 +181,7 @@ class SqliteRecordStore final : public RecordStore {
 
   Connection& conn_;
   const Schema& schema_;
-  const SchemaSql& sql_;
+  const StoreStatements& sql_;
   const std::vector<int>& stored_;
 };
 
