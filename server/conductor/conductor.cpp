@@ -202,7 +202,8 @@ Result<NodeDriver> Conductor::driverFor(const Record& node) const {
 
 // ---- loading and saving ----------------------------------------------------------------------
 
-Result<TaskContext> Conductor::loadTask(Transaction& tx, const std::string& uuid) {
+Result<TaskContext> Conductor::loadTask(Transaction& tx, const std::string& uuid,
+                                        bool withRelations) {
   auto found = KILN_TRY(tx.nodes().findBy(kNodeUuid, Value::text(uuid)));
   if (!found) return notFound("Node " + uuid + " could not be found.");
   TaskContext task;
@@ -210,11 +211,13 @@ Result<TaskContext> Conductor::loadTask(Transaction& tx, const std::string& uuid
   task.driverInfo = objectField(task.node, kNodeDriverInfo);
   task.instanceInfo = objectField(task.node, kNodeInstanceInfo);
   task.internalInfo = objectField(task.node, kNodeDriverInternalInfo);
-  task.traits = KILN_TRY(tx.traits().get(task.node.id()));
-  ListQuery ports;
-  ports.limit = 0;
-  ports.filters.push_back({ListFilter::Op::Equals, kPortNodeUuid, Value::text(uuid), {}});
-  task.ports = KILN_TRY(tx.ports().list(ports));
+  if (withRelations) {
+    task.traits = KILN_TRY(tx.traits().get(task.node.id()));
+    ListQuery ports;
+    ports.limit = 0;
+    ports.filters.push_back({ListFilter::Op::Equals, kPortNodeUuid, Value::text(uuid), {}});
+    task.ports = KILN_TRY(tx.ports().list(ports));
+  }
   task.config = &deps_.config;
   task.clock = &deps_.clock;
   task.log = Logger("conductor").with("node", uuid);
@@ -226,6 +229,12 @@ Result<void> Conductor::saveTask(Transaction& tx, TaskContext& task, const Field
   // others (maintenance, traits, descriptions) while the step ran.
   auto current = KILN_TRY(tx.nodes().findBy(kNodeUuid, Value::text(task.uuid())));
   if (!current) return notFound("Node " + task.uuid() + " was deleted while being worked on.");
+  return saveTaskOver(tx, task, std::move(*current), extra);
+}
+
+Result<void> Conductor::saveTaskOver(Transaction& tx, TaskContext& task, Record stored,
+                                     const FieldMask& extra) {
+  std::optional<Record> current(std::move(stored));
   task.node.setText(kNodeDriverInternalInfo, dumpJson(task.internalInfo));
   task.node.setText(kNodeInstanceInfo, dumpJson(task.instanceInfo));
   const FieldMask fields = ownedFields() | extra;

@@ -323,9 +323,14 @@ class Conductor {
   /// none when reading failed otherwise.
   FieldMask cacheBootMode(TaskContext& task);
 
-  Result<TaskContext> loadTask(Transaction& tx, const std::string& uuid);
+  /// The node, its JSON columns parsed, and (`withRelations`) its traits and ports.
+  Result<TaskContext> loadTask(Transaction& tx, const std::string& uuid, bool withRelations = true);
   /// Writes the conductor-owned fields of task.node (plus `extra`) onto the stored row.
   Result<void> saveTask(Transaction& tx, TaskContext& task, const FieldMask& extra = {});
+  /// saveTask onto `stored`, the row as `tx` itself read it (loadTask in the same write
+  /// transaction, which keeps the row from changing underneath): no second read.
+  Result<void> saveTaskOver(Transaction& tx, TaskContext& task, Record stored,
+                            const FieldMask& extra = {});
   /// saveTask in a transaction of its own, journalling `event` (if any) in it.
   Result<void> saveInNewTransaction(TaskContext& task, const FieldMask& extra = {},
                                     const HistoryEvent* event = nullptr);

@@ -120,9 +120,12 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
   TaskContext task;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    auto loaded = loadTask(*tx, uuid);
+    // Nothing here needs the node's ports or traits, and the row read now stays this
+    // transaction's (saveTaskOver): the busiest path of a large site reads the row once.
+    auto loaded = loadTask(*tx, uuid, /*withRelations=*/false);
     if (!loaded) return std::unexpected(loaded.error());
     task = std::move(*loaded);
+    const Record storedRow = task.node;
     mine = registry_.owns(task.node);
     json& info = task.internalInfo;
     const std::string stored = info.value(agent::kToken, "");
@@ -192,7 +195,7 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
         resumed = true;
       }
     }
-    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(saveTaskOver(*tx, task, storedRow));
     KILN_TRY_VOID(tx->commit());
   }
   if (resumed) {
