@@ -234,21 +234,20 @@ Result<void> Conductor::saveTask(Transaction& tx, TaskContext& task, const Field
 
 Result<void> Conductor::saveTaskOver(Transaction& tx, TaskContext& task, Record stored,
                                      const FieldMask& extra) {
-  std::optional<Record> current(std::move(stored));
   task.node.setText(kNodeDriverInternalInfo, dumpJson(task.internalInfo));
   task.node.setText(kNodeInstanceInfo, dumpJson(task.instanceInfo));
   const FieldMask fields = ownedFields() | extra;
   FieldMask changed;  // only these are written: an agent's heartbeat changes one column or two
   for (size_t i = 0; i < kNodeFieldCount; ++i) {
-    if (fields.test(i) && (*current)[i] != task.node[i]) {
-      (*current)[i] = task.node[i];
+    if (fields.test(i) && stored[i] != task.node[i]) {
+      stored[i] = task.node[i];
       changed.set(i);
     }
   }
-  current->setText(kNodeUpdatedAt, formatIsoTime(deps_.clock.now()));
+  stored.setText(kNodeUpdatedAt, formatIsoTime(deps_.clock.now()));
   changed.set(kNodeUpdatedAt);
-  KILN_TRY_VOID(tx.nodes().updateFields(*current, changed));
-  task.node = std::move(*current);
+  KILN_TRY_VOID(tx.nodes().updateFields(stored, changed));
+  task.node = std::move(stored);
   return {};
 }
 
