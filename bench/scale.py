@@ -7,6 +7,9 @@
   bench/scale.py wave [--servers 1|3] [--nodes 1000] [--database ...]
       A fake-hardware deploy wave: every node available, then "active" sent to all of them
       (spread over the servers) and the time until the last is active.
+  bench/scale.py reads [--servers 1|3] [--nodes 10000] [--duration 10] [--database ...]
+      GET one node and GET /v1/nodes?limit=100 with wrk (2 threads x 10 connections in all,
+      split over the servers): requests per second, p50/p99.
   bench/scale.py hundred-k [--nodes 100000]
       One server (SQLite) holding 100,000 nodes: RSS, GET node and list page latency (wrk),
       one power-state sync pass over every node (manageable, fake power), start-up time.
@@ -234,6 +237,37 @@ def bench_wave(args):
         c.stop()
 
 
+def wrk_all(servers, path, duration):
+    """wrk against every server at once (2 threads, 10 connections in all): the summed rate and
+    each server's p50/p99."""
+    results = [None] * len(servers)
+    threads = max(1, 2 // len(servers))
+
+    def run(i):
+        results[i] = wrk(servers[i].port, path, duration, threads=threads,
+                         connections=max(threads, 10 // len(servers)))
+    ts = [threading.Thread(target=run, args=(i,)) for i in range(len(servers))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return results
+
+
+def bench_reads(args):
+    c = Cluster(args.servers, args.database)
+    try:
+        uuids = create_nodes(c.servers, args.nodes)
+        for name, path in (("GET node", "/v1/nodes/%s" % uuids[0]), ("GET /v1/nodes?limit=100", "/v1/nodes?limit=100")):
+            r = wrk_all(c.servers, path, args.duration)
+            print("%s: %d server(s), %s, %d nodes: %.0f req/s; p50 %s ms, p99 %s ms; non-2xx %d"
+                  % (name, len(c.servers), "PostgreSQL" if c.pg else "SQLite", args.nodes, sum(x["rps"] for x in r),
+                     "/".join("%.2f" % x["p50_ms"] for x in r), "/".join("%.2f" % x["p99_ms"] for x in r),
+                     sum(x["non2xx"] for x in r)))
+    finally:
+        c.stop()
+
+
 def bench_hundred_k(args):
     # log_level info: the power sync logs its pass ("power state sync pass finished").
     c = Cluster(1, "sqlite", "[DEFAULT]\nlog_level = info\n[conductor]\nsync_power_state_interval = 3600\n")
@@ -286,7 +320,7 @@ def bench_hundred_k(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["heartbeats", "wave", "hundred-k"])
+    ap.add_argument("what", choices=["heartbeats", "wave", "reads", "hundred-k"])
     ap.add_argument("--servers", type=int, default=1)
     ap.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
     ap.add_argument("--agents", type=int, default=1000)
@@ -298,6 +332,9 @@ def main():
     elif args.what == "wave":
         args.nodes = args.nodes or 1000
         bench_wave(args)
+    elif args.what == "reads":
+        args.nodes = args.nodes or 10000
+        bench_reads(args)
     else:
         args.nodes = args.nodes or 100000
         bench_hundred_k(args)
