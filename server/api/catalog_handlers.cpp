@@ -1,7 +1,5 @@
 #include "server/api/catalog_handlers.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -416,17 +414,7 @@ Result<ApiResponse> CatalogHandlers::listConductors(RequestContext& ctx) {
   if (fields && detail) return invalid("Can not specify ?detail=True and fields in the same request.");
   auto conductors = KILN_TRY(deps_.conductor.registry().list());  // sorted by host name
   // Ironic's pagination: after the marker (a host name), at most `limit` ([api] max_limit).
-  size_t limit = static_cast<size_t>(deps_.config.maxLimit);
-  if (auto l = ctx.request.param("limit")) {
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(l->c_str(), &end, 10);
-    if (l->empty() || *end != '\0' || errno == ERANGE) {
-      return invalid("Expected an integer for limit: " + *l);
-    }
-    if (v <= 0) return invalid("Limit must be positive");
-    limit = std::min(limit, static_cast<size_t>(v));
-  }
+  const size_t limit = static_cast<size_t>(KILN_TRY(parseLimit(ctx, deps_.config.maxLimit)));
   const auto marker = ctx.request.param("marker");
   JsonWriter w;
   w.beginObject();

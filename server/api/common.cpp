@@ -238,23 +238,26 @@ bool patchTouches(const Patch& patch, std::string_view name) {
   return false;
 }
 
+Result<int> parseLimit(const RequestContext& ctx, int maxLimit) {
+  auto limit = ctx.request.param("limit");
+  if (!limit) return maxLimit;
+  long v = 0;
+  try {
+    size_t pos = 0;
+    v = std::stol(*limit, &pos);
+    if (pos != limit->size()) throw std::invalid_argument("x");
+  } catch (const std::exception&) {
+    return invalid("Expected an integer for limit: " + *limit);
+  }
+  if (v <= 0) return invalid("Limit must be positive");
+  return static_cast<int>(std::min<long>(v, maxLimit));
+}
+
 Result<ListRequest> parseListRequest(const RequestContext& ctx, RecordStore& store,
                                      const ListOptions& options) {
   const Schema& schema = store.schema();
   ListRequest out;
-  out.query.limit = options.maxLimit;
-  if (auto limit = ctx.request.param("limit")) {
-    long v = 0;
-    try {
-      size_t pos = 0;
-      v = std::stol(*limit, &pos);
-      if (pos != limit->size()) throw std::invalid_argument("x");
-    } catch (const std::exception&) {
-      return invalid("Expected an integer for limit: " + *limit);
-    }
-    if (v <= 0) return invalid("Limit must be positive");
-    out.query.limit = static_cast<int>(std::min<long>(v, options.maxLimit));
-  }
+  out.query.limit = KILN_TRY(parseLimit(ctx, options.maxLimit));
   if (auto dir = ctx.request.param("sort_dir")) {
     if (*dir != "asc" && *dir != "desc") {
       return invalid("Invalid sort direction: " + *dir +

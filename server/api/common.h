@@ -132,6 +132,10 @@ struct ListRequest {
   bool fieldsGiven = false;
 };
 
+/// The request's `limit` parameter as Ironic reads it: `maxLimit` when absent, at most
+/// `maxLimit`; 400 "Expected an integer for limit: X" or "Limit must be positive" otherwise.
+Result<int> parseLimit(const RequestContext& ctx, int maxLimit);
+
 /// Parses limit, marker, sort_key, sort_dir, fields and detail. The marker (a UUID) is looked
 /// up in `store`; a missing one is 404.
 Result<ListRequest> parseListRequest(const RequestContext& ctx, RecordStore& store,

@@ -1590,7 +1590,7 @@ void Conductor::recoverNode(const std::string& uuid, const std::string& reserved
   auto task = loadTask(**tx, uuid);
   if (!task) return;
   Record& node = task->node;
-  const Record before = node;
+  const Record stored = node;  // saved over without a second read (same transaction)
   // Re-checked under the row's lock: the reservation may have moved on since it was listed.
   const bool reserved = !node[kNodeReservation].isNull();
   if (reserved && node.str(kNodeReservation) != reservedBy) return;
@@ -1626,9 +1626,9 @@ void Conductor::recoverNode(const std::string& uuid, const std::string& reserved
     node.setNull(kNodeTargetPowerState);
   }
   node.setNull(kNodeReservation);
-  if (!saveTask(**tx, *task)) return;
+  if (!saveTaskOver(**tx, *task, stored)) return;
   // Ironic journals nodes it fails at start-up as a "transition".
-  if (!node[kNodeLastError].isNull() && node.str(kNodeLastError) != before.str(kNodeLastError) &&
+  if (!node[kNodeLastError].isNull() && node.str(kNodeLastError) != stored.str(kNodeLastError) &&
       !recordHistory(
           **tx, node.id(),
           {node.str(kNodeLastError), std::string(history_event::kTransition), "ERROR", {}})) {
