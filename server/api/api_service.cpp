@@ -11,6 +11,7 @@
 #include "server/api/console_handlers.h"
 #include "server/api/deploy_template_handlers.h"
 #include "server/api/errors.h"
+#include "server/api/handler_support.h"
 #include "server/api/event_handlers.h"
 #include "server/api/firmware_handlers.h"
 #include "server/api/management_handlers.h"
@@ -553,6 +554,13 @@ ApiResponse ApiService::dispatch(const ApiRequest& request) {
 
   RequestContext ctx{request, std::move(match.params), minor, baseUrlFor(deps_.config, request),
                      identity.user, identity.role};
+  // 5. Ironic's conductor takes a node's lock with retries for every change it is asked for
+  // (task_manager.acquire): a change that meets a node another operation holds is tried again
+  // before its 409. Every attempt is whole (its transaction rolled back), so repeating it is
+  // safe. Reads never wait; the agent's public routes answer at once.
+  if (!isPublic && request.method != "GET" && request.method != "HEAD") {
+    return finish(retryWhileLocked(deps_, [&] { return route.handler(ctx); }));
+  }
   return finish(route.handler(ctx));
 }
 

@@ -54,22 +54,20 @@ Result<ApiResponse> ConsoleHandlers::get(RequestContext& ctx) {
 
 Result<ApiResponse> ConsoleHandlers::set(RequestContext& ctx) {
   const bool enabled = KILN_TRY(parseEnabled(ctx));
-  return retryWhileLocked(deps_, [&] {
-    return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
-      Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
-      if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
-      KILN_TRY_VOID(validateConsole(node));
-      if (node.flag(kNodeConsoleEnabled) != enabled) {
-        node.setBool(kNodeConsoleEnabled, enabled);
-        node.setNull(kNodeLastError);
-        node.setText(kNodeUpdatedAt, timestamp(deps_));
-        KILN_TRY_VOID(tx.nodes().update(node));
-        deps_.log.info(enabled ? "console enabled" : "console disabled", {{"node", node.uuid()}});
-      }
-      ApiResponse r = emptyResponse(202);
-      setLocation(r, ctx.baseUrl, "nodes/" + ctx.param(0) + "/states/console");
-      return r;
-    });
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
+    KILN_TRY_VOID(validateConsole(node));
+    if (node.flag(kNodeConsoleEnabled) != enabled) {
+      node.setBool(kNodeConsoleEnabled, enabled);
+      node.setNull(kNodeLastError);
+      node.setText(kNodeUpdatedAt, timestamp(deps_));
+      KILN_TRY_VOID(tx.nodes().update(node));
+      deps_.log.info(enabled ? "console enabled" : "console disabled", {{"node", node.uuid()}});
+    }
+    ApiResponse r = emptyResponse(202);
+    setLocation(r, ctx.baseUrl, "nodes/" + ctx.param(0) + "/states/console");
+    return r;
   });
 }
 

@@ -25,8 +25,9 @@ Result<ApiResponse> inTransaction(Storage& storage, Storage::Mode mode, F&& body
   return result;
 }
 
-/// Ironic's lock acquisition for requests that change a node: `attempt` (one whole request
-/// transaction) runs again while it fails only because the node is locked (isNodeLocked), up to
+/// Ironic's lock acquisition for requests that change a node (ApiService::dispatch wraps every
+/// credentialed write in it): `attempt` (one whole request, whose transaction is rolled back on
+/// failure) runs again while it fails only because the node is locked (isNodeLocked), up to
 /// [conductor] node_locked_retry_attempts times in all, node_locked_retry_interval seconds
 /// apart (on deps.clock); then its 409 stands.
 template <typename F>

@@ -527,46 +527,44 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
 }
 
 Result<ApiResponse> NodeHandlers::remove(RequestContext& ctx) {
-  return retryWhileLocked(deps_, [&] {
-    return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
-      const std::string& ident = ctx.param(0);
-      Record node = KILN_TRY(findNode(tx, ctx, ident));
-      const bool maintenance = node.flag(kNodeMaintenance);
-      const std::string& provState = node.str(kNodeProvisionState);
-      if (!maintenance && !node[kNodeInstanceUuid].isNull()) {
-        return conflict("Node " + node.uuid() + " is associated with instance " +
-                        node.str(kNodeInstanceUuid) + ".");
-      }
-      if (node.flag(kNodeProtected)) return std::unexpected(nodeProtectedError(node.uuid()));
-      std::vector<std::string> valid = {"manageable", "enroll", "adopt failed"};
-      if (deps_.config.allowDeletingAvailableNodes) valid.emplace_back("available");
-      if (!maintenance && std::find(valid.begin(), valid.end(), provState) == valid.end()) {
-        std::string list;
-        for (const auto& v : valid) list += (list.empty() ? "'" : ", '") + v + "'";
-        return conflict("Can not delete node \"" + node.uuid() +
-                        "\" while it is in provision state \"" + provState +
-                        "\". Valid provision states to perform deletion are: \"(" + list +
-                        ")\", or set the node into maintenance mode");
-      }
-      if (!node[kNodeReservation].isNull()) {
-        return conflict(nodeLockedMessage(node));
-      }
-      // The node's allocations go with it (Ironic orphans nothing either).
-      KILN_TRY(tx.allocations().removeWhere(kAllocNodeUuid, Value::text(node.uuid())));
-      KILN_TRY(tx.ports().removeWhere(kPortNodeUuid, Value::text(node.uuid())));
-      KILN_TRY(tx.portgroups().removeWhere(kPgNodeUuid, Value::text(node.uuid())));
-      KILN_TRY(tx.volumeConnectors().removeWhere(kVcNodeUuid, Value::text(node.uuid())));
-      KILN_TRY(tx.volumeTargets().removeWhere(kVtNodeUuid, Value::text(node.uuid())));
-      KILN_TRY_VOID(tx.traits().clear(node.id()));
-      // So do its history and cached BIOS settings.
-      KILN_TRY(
-          tx.records(Resource::NodeHistory).removeWhere(kHistNodeId, Value::integer(node.id())));
-      KILN_TRY(
-          tx.records(Resource::BiosSetting).removeWhere(kBiosNodeId, Value::integer(node.id())));
-      KILN_TRY_VOID(tx.nodes().remove(node.id()));
-      deps_.log.info("node deleted", {{"node", node.uuid()}});
-      return emptyResponse(204);
-    });
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    const std::string& ident = ctx.param(0);
+    Record node = KILN_TRY(findNode(tx, ctx, ident));
+    const bool maintenance = node.flag(kNodeMaintenance);
+    const std::string& provState = node.str(kNodeProvisionState);
+    if (!maintenance && !node[kNodeInstanceUuid].isNull()) {
+      return conflict("Node " + node.uuid() + " is associated with instance " +
+                      node.str(kNodeInstanceUuid) + ".");
+    }
+    if (node.flag(kNodeProtected)) return std::unexpected(nodeProtectedError(node.uuid()));
+    std::vector<std::string> valid = {"manageable", "enroll", "adopt failed"};
+    if (deps_.config.allowDeletingAvailableNodes) valid.emplace_back("available");
+    if (!maintenance && std::find(valid.begin(), valid.end(), provState) == valid.end()) {
+      std::string list;
+      for (const auto& v : valid) list += (list.empty() ? "'" : ", '") + v + "'";
+      return conflict("Can not delete node \"" + node.uuid() +
+                      "\" while it is in provision state \"" + provState +
+                      "\". Valid provision states to perform deletion are: \"(" + list +
+                      ")\", or set the node into maintenance mode");
+    }
+    if (!node[kNodeReservation].isNull()) {
+      return conflict(nodeLockedMessage(node));
+    }
+    // The node's allocations go with it (Ironic orphans nothing either).
+    KILN_TRY(tx.allocations().removeWhere(kAllocNodeUuid, Value::text(node.uuid())));
+    KILN_TRY(tx.ports().removeWhere(kPortNodeUuid, Value::text(node.uuid())));
+    KILN_TRY(tx.portgroups().removeWhere(kPgNodeUuid, Value::text(node.uuid())));
+    KILN_TRY(tx.volumeConnectors().removeWhere(kVcNodeUuid, Value::text(node.uuid())));
+    KILN_TRY(tx.volumeTargets().removeWhere(kVtNodeUuid, Value::text(node.uuid())));
+    KILN_TRY_VOID(tx.traits().clear(node.id()));
+    // So do its history and cached BIOS settings.
+    KILN_TRY(
+        tx.records(Resource::NodeHistory).removeWhere(kHistNodeId, Value::integer(node.id())));
+    KILN_TRY(
+        tx.records(Resource::BiosSetting).removeWhere(kBiosNodeId, Value::integer(node.id())));
+    KILN_TRY_VOID(tx.nodes().remove(node.id()));
+    deps_.log.info("node deleted", {{"node", node.uuid()}});
+    return emptyResponse(204);
   });
 }
 

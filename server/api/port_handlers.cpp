@@ -459,25 +459,23 @@ Result<ApiResponse> PortHandlers::update(RequestContext& ctx) {
 }
 
 Result<ApiResponse> PortHandlers::remove(RequestContext& ctx) {
-  return retryWhileLocked(deps_, [&] {
-    return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
-      Record port = KILN_TRY(findPort(tx, ctx, ctx.param(0)));
-      if (auto node = KILN_TRY(tx.nodes().findBy(kNodeUuid, port[kPortNodeUuid]))) {
-        if (!(*node)[kNodeReservation].isNull()) return conflict(nodeLockedMessage(*node));
-        // As Ironic: a port bound to a VIF goes only with its node in maintenance.
-        const Json internal = objectField(port, kPortInternalInfo);
-        for (const char* use : {"tenant", "cleaning", "provisioning", "rescuing", "inspection"}) {
-          if (node->flag(kNodeMaintenance)) break;
-          const auto vif = internal.find(std::string(use) + "_vif_port_id");
-          if (vif == internal.end() || vif->is_null() || *vif == "") continue;
-          return conflict("Cannot delete the port " + port.uuid() + " as it is bound to VIF " +
-                          (vif->is_string() ? vif->get<std::string>() : vif->dump()) + " for " +
-                          use + " use.");
-        }
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    Record port = KILN_TRY(findPort(tx, ctx, ctx.param(0)));
+    if (auto node = KILN_TRY(tx.nodes().findBy(kNodeUuid, port[kPortNodeUuid]))) {
+      if (!(*node)[kNodeReservation].isNull()) return conflict(nodeLockedMessage(*node));
+      // As Ironic: a port bound to a VIF goes only with its node in maintenance.
+      const Json internal = objectField(port, kPortInternalInfo);
+      for (const char* use : {"tenant", "cleaning", "provisioning", "rescuing", "inspection"}) {
+        if (node->flag(kNodeMaintenance)) break;
+        const auto vif = internal.find(std::string(use) + "_vif_port_id");
+        if (vif == internal.end() || vif->is_null() || *vif == "") continue;
+        return conflict("Cannot delete the port " + port.uuid() + " as it is bound to VIF " +
+                        (vif->is_string() ? vif->get<std::string>() : vif->dump()) + " for " +
+                        use + " use.");
       }
-      KILN_TRY_VOID(tx.ports().remove(port.id()));
-      return emptyResponse(204);
-    });
+    }
+    KILN_TRY_VOID(tx.ports().remove(port.id()));
+    return emptyResponse(204);
   });
 }
 

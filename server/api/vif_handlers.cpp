@@ -194,20 +194,18 @@ Result<ApiResponse> VifHandlers::attach(RequestContext& ctx) {
   if (ctx.version >= ver::k67NodeVifAttachPort && vif.contains("port_uuid") && vif.contains("portgroup_uuid")) {
     return invalid("Cannot specify both port_uuid and portgroup_uuid");
   }
-  return retryWhileLocked(deps_, [&] {
-    return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
-      const Record node = KILN_TRY(lockableNode(tx, ctx));
-      if (!KILN_TRY(tracksVifs(node))) return emptyResponse(204);
-      NodePorts all = KILN_TRY(NodePorts::load(tx, node));
-      auto chosen = KILN_TRY(chooseFree(all, id, portUuid, groupUuid));
-      if (!chosen)
-        return invalid("Unable to attach VIF " + id + ", not enough free physical ports.");
-      chosen->internal[kTenantVif] = id;
-      KILN_TRY_VOID(saveInternal(tx, *chosen, timestamp(deps_)));
-      deps_.log.info("VIF attached",
-                     {{"node", node.uuid()}, {"vif", id}, {"port_like", chosen->uuid()}});
-      return emptyResponse(204);
-    });
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    const Record node = KILN_TRY(lockableNode(tx, ctx));
+    if (!KILN_TRY(tracksVifs(node))) return emptyResponse(204);
+    NodePorts all = KILN_TRY(NodePorts::load(tx, node));
+    auto chosen = KILN_TRY(chooseFree(all, id, portUuid, groupUuid));
+    if (!chosen)
+      return invalid("Unable to attach VIF " + id + ", not enough free physical ports.");
+    chosen->internal[kTenantVif] = id;
+    KILN_TRY_VOID(saveInternal(tx, *chosen, timestamp(deps_)));
+    deps_.log.info("VIF attached",
+                   {{"node", node.uuid()}, {"vif", id}, {"port_like", chosen->uuid()}});
+    return emptyResponse(204);
   });
 }
 
@@ -216,25 +214,23 @@ Result<ApiResponse> VifHandlers::detach(RequestContext& ctx) {
   if (!isValidLogicalName(id) && !isUuidLike(id)) {
     return invalid("Expected UUID or name for vif_id: " + id);
   }
-  return retryWhileLocked(deps_, [&] {
-    return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
-      const Record node = KILN_TRY(lockableNode(tx, ctx));
-      if (!KILN_TRY(tracksVifs(node))) return emptyResponse(204);
-      NodePorts all = KILN_TRY(NodePorts::load(tx, node));
-      for (auto& p : all.portLikes(true)) {
-        if (p.vif() != id) continue;
-        p.internal.erase(kTenantVif);
-        // Ironic also forgets the pre-1.28 extra/vif_port_id.
-        const size_t extraField = p.isGroup ? kPgExtra : kPortExtra;
-        Json extra = objectField(*p.record, extraField);
-        if (extra.erase("vif_port_id") > 0) p.record->setText(extraField, extra.dump());
-        KILN_TRY_VOID(saveInternal(tx, p, timestamp(deps_)));
-        deps_.log.info("VIF detached", {{"node", node.uuid()}, {"vif", id}});
-        return emptyResponse(204);
-      }
-      return invalid("Unable to detach VIF " + id + " from node " + node.uuid() +
-                     " because it is not attached to it.");
-    });
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    const Record node = KILN_TRY(lockableNode(tx, ctx));
+    if (!KILN_TRY(tracksVifs(node))) return emptyResponse(204);
+    NodePorts all = KILN_TRY(NodePorts::load(tx, node));
+    for (auto& p : all.portLikes(true)) {
+      if (p.vif() != id) continue;
+      p.internal.erase(kTenantVif);
+      // Ironic also forgets the pre-1.28 extra/vif_port_id.
+      const size_t extraField = p.isGroup ? kPgExtra : kPortExtra;
+      Json extra = objectField(*p.record, extraField);
+      if (extra.erase("vif_port_id") > 0) p.record->setText(extraField, extra.dump());
+      KILN_TRY_VOID(saveInternal(tx, p, timestamp(deps_)));
+      deps_.log.info("VIF detached", {{"node", node.uuid()}, {"vif", id}});
+      return emptyResponse(204);
+    }
+    return invalid("Unable to detach VIF " + id + " from node " + node.uuid() +
+                   " because it is not attached to it.");
   });
 }
 

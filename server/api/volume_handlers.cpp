@@ -325,74 +325,70 @@ Result<ApiResponse> VolumeHandlers::update(RequestContext& ctx, Kind kind, bool 
   Json body = KILN_TRY(parseJsonBody(ctx));
   Patch patch = KILN_TRY(parsePatch(body));
   const std::string& ident = ctx.param(nested ? 1 : 0);
-  return retryWhileLocked(deps_, [&] {
-    return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
-      const Record before = KILN_TRY(findVolume(tx, k, ident));
-      KILN_TRY_VOID(notPermittedUnderNode(nested));
-      std::vector<std::string> allowed;
-      for (size_t i = 0; i < schema.size(); ++i) {
-        if (schema[i].has(kPatchable)) allowed.emplace_back(schema[i].name);
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    const Record before = KILN_TRY(findVolume(tx, k, ident));
+    KILN_TRY_VOID(notPermittedUnderNode(nested));
+    std::vector<std::string> allowed;
+    for (size_t i = 0; i < schema.size(); ++i) {
+      if (schema[i].has(kPatchable)) allowed.emplace_back(schema[i].name);
+    }
+    std::sort(allowed.begin(), allowed.end());
+    for (const auto& op : patch.ops) {
+      if (std::find(allowed.begin(), allowed.end(), op.tokens.front()) == allowed.end()) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        return invalid("Cannot patch " + op.path +
+                       ". Only the following can be updated: " + list);
       }
-      std::sort(allowed.begin(), allowed.end());
-      for (const auto& op : patch.ops) {
-        if (std::find(allowed.begin(), allowed.end(), op.tokens.front()) == allowed.end()) {
-          std::string list;
-          for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-          return invalid("Cannot patch " + op.path +
-                         ". Only the following can be updated: " + list);
-        }
+    }
+    for (size_t i = 0; i < patch.ops.size(); ++i) {
+      if (patch.ops[i].path != "/node_uuid" || patch.ops[i].op == "remove") continue;
+      const Json& v = patch.values[i];
+      if (!v.is_string() || !isUuidLike(v.get_ref<const std::string&>())) {
+        return invalid("Expected a UUID for node_uuid, but received " + pyStr(v) + ".");
       }
-      for (size_t i = 0; i < patch.ops.size(); ++i) {
-        if (patch.ops[i].path != "/node_uuid" || patch.ops[i].op == "remove") continue;
-        const Json& v = patch.values[i];
-        if (!v.is_string() || !isUuidLike(v.get_ref<const std::string&>())) {
-          return invalid("Expected a UUID for node_uuid, but received " + pyStr(v) + ".");
-        }
-      }
-      Json doc = recordToJson(schema, before);
-      KILN_TRY_VOID(applyPatch(doc, patch));
-      std::optional<Record> node;
-      if (auto it = doc.find("node_uuid");
-          it != doc.end() && it->is_string() &&
-          normalizeUuid(it->get<std::string>()) != before.str(k.nodeField)) {
-        node = KILN_TRY(
-            tx.nodes().findBy(kNodeUuid, Value::text(normalizeUuid(it->get<std::string>()))));
-        if (!node) return invalid("Node " + it->get<std::string>() + " could not be found.");
-      }
-      doc.erase("created_at");
-      doc.erase("updated_at");
-      KILN_TRY_VOID(validateBody(k, doc, "patch"));
-      Record r = before;
-      for (size_t i = 0; i < schema.size(); ++i) {
-        if (!schema[i].has(kPatchable)) continue;
-        r[i] = KILN_TRY(valueFromJson(doc[std::string(schema[i].name)], schema[i]));
-      }
-      r.setText(k.nodeField, normalizeUuid(r.str(k.nodeField)));
-      if (!node) node = KILN_TRY(nodeOf(tx, k, before));
-      KILN_TRY_VOID(checkNodeAllowsChange(*node, k, "update"));
-      r.setText(k.updatedField, timestamp(deps_));
-      if (auto updated = tx.records(k.resource).update(r); !updated) {
-        return std::unexpected(duplicate(updated.error(), k, r));
-      }
-      return renderOne(ctx, k, r, 200, visibleFields(schema, ctx.version));
-    });
+    }
+    Json doc = recordToJson(schema, before);
+    KILN_TRY_VOID(applyPatch(doc, patch));
+    std::optional<Record> node;
+    if (auto it = doc.find("node_uuid");
+        it != doc.end() && it->is_string() &&
+        normalizeUuid(it->get<std::string>()) != before.str(k.nodeField)) {
+      node = KILN_TRY(
+          tx.nodes().findBy(kNodeUuid, Value::text(normalizeUuid(it->get<std::string>()))));
+      if (!node) return invalid("Node " + it->get<std::string>() + " could not be found.");
+    }
+    doc.erase("created_at");
+    doc.erase("updated_at");
+    KILN_TRY_VOID(validateBody(k, doc, "patch"));
+    Record r = before;
+    for (size_t i = 0; i < schema.size(); ++i) {
+      if (!schema[i].has(kPatchable)) continue;
+      r[i] = KILN_TRY(valueFromJson(doc[std::string(schema[i].name)], schema[i]));
+    }
+    r.setText(k.nodeField, normalizeUuid(r.str(k.nodeField)));
+    if (!node) node = KILN_TRY(nodeOf(tx, k, before));
+    KILN_TRY_VOID(checkNodeAllowsChange(*node, k, "update"));
+    r.setText(k.updatedField, timestamp(deps_));
+    if (auto updated = tx.records(k.resource).update(r); !updated) {
+      return std::unexpected(duplicate(updated.error(), k, r));
+    }
+    return renderOne(ctx, k, r, 200, visibleFields(schema, ctx.version));
   });
 }
 
 Result<ApiResponse> VolumeHandlers::remove(RequestContext& ctx, Kind kind, bool nested) {
   const VolumeKind& k = kindOf(kind);
   const std::string& ident = ctx.param(nested ? 1 : 0);
-  return retryWhileLocked(deps_, [&] {
-    return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
-      const Record r = KILN_TRY(findVolume(tx, k, ident));
-      KILN_TRY_VOID(notPermittedUnderNode(nested));
-      const Record node = KILN_TRY(nodeOf(tx, k, r));
-      KILN_TRY_VOID(checkNodeAllowsChange(node, k, "deletion"));
-      KILN_TRY_VOID(tx.records(k.resource).remove(r.id()));
-      deps_.log.info(std::string(k.action) + " deleted",
-                     {{std::string(k.what), r.uuid()}, {"node", node.uuid()}});
-      return emptyResponse(204);
-    });
+  return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
+    const Record r = KILN_TRY(findVolume(tx, k, ident));
+    KILN_TRY_VOID(notPermittedUnderNode(nested));
+    const Record node = KILN_TRY(nodeOf(tx, k, r));
+    KILN_TRY_VOID(checkNodeAllowsChange(node, k, "deletion"));
+    KILN_TRY_VOID(tx.records(k.resource).remove(r.id()));
+    deps_.log.info(std::string(k.action) + " deleted",
+                   {{std::string(k.what), r.uuid()}, {"node", node.uuid()}});
+    return emptyResponse(204);
   });
 }
 

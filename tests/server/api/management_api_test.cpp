@@ -450,3 +450,52 @@ TEST_CASE("indicators are unsupported on a driver without them", "[server][api][
         "Driver ipmi does not support set_indicator_state (disabled or not implemented).");
   CHECK(node(api, "noled")["reservation"].is_null());
 }
+
+// ---- waiting for a node's lock -----------------------------------------------------------------
+
+TEST_CASE("every change to a locked node waits for the lock as Ironic's task acquisition does; "
+          "reads answer at once",
+          "[server][api][management][lock]") {
+  // ironic-tempest-plugin's power test asks for "power off" as soon as a reboot shows
+  // "power on", while the reboot still holds the node: Ironic's conductor retries the lock
+  // ([conductor] node_locked_retry_attempts = 3, node_locked_retry_interval = 1 s) before its 409.
+  TestApi api;
+  const std::string uuid = api.createNode({{"name", "held"}})["uuid"].get<std::string>();
+  mutateNode(api, "held", [](Record& n) { n.setText(ks::kNodeReservation, "elsewhere"); });
+  const std::string lockedFault =
+      "Node " + uuid + " is locked by host elsewhere, please retry after the current operation "
+      "is completed.";
+  struct Change {
+    const char* path;
+    Json body;
+  };
+  const std::vector<Change> changes = {
+      {"/v1/nodes/held/states/power", {{"target", "power on"}}},
+      {"/v1/nodes/held/states/provision", {{"target", "manage"}}},
+      {"/v1/nodes/held/management/boot_device", {{"boot_device", "pxe"}}},
+      {"/v1/nodes/held/states/boot_mode", {{"target", "bios"}}},
+      {"/v1/nodes/held/states/console", {{"enabled", true}}},
+  };
+  for (const auto& change : changes) {
+    INFO(change.path);
+    const auto before = api.clock().monotonic();
+    auto r = api.put(change.path, change.body);
+    CHECK(api.clock().monotonic() - before == std::chrono::seconds(2));
+    CHECK(r.status == 409);
+    CHECK(r.fault() == lockedFault);
+  }
+  const auto before = api.clock().monotonic();
+  CHECK(api.get("/v1/nodes/held").status == 200);
+  CHECK(api.get("/v1/nodes/held/states").status == 200);
+  CHECK(api.clock().monotonic() == before);
+  // A refusal that is not about the lock is not repeated either.
+  auto bad = api.put("/v1/nodes/held/states/power", {{"target", "sideways"}});
+  CHECK(bad.status == 400);
+  CHECK(api.clock().monotonic() == before);
+  // Nothing changed while the node was held.
+  Json n = node(api, "held");
+  CHECK(n["reservation"] == "elsewhere");
+  CHECK(n["provision_state"] == "enroll");
+  CHECK(n["power_state"].is_null());
+  CHECK(n["console_enabled"] == false);
+}
