@@ -77,6 +77,14 @@ class PostgresServer:
                 last = e.stdout
         raise RuntimeError("pg_ctl start failed: %s" % last)
 
+    def sql(self, statement, database="postgres"):
+        """Runs one SQL statement with psql as the postgres user; returns its output."""
+        return subprocess.run(["runuser", "-u", "postgres", "--", os.path.join(self.bin, "psql"),
+                               "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d",
+                               database, "-v", "ON_ERROR_STOP=1", "-At", "-c", statement],
+                              check=True, timeout=120, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True).stdout
+
     def url(self, database="postgres"):
         return "postgresql://postgres@127.0.0.1:%d/%s" % (self.port, database)
 
