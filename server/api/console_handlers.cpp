@@ -4,6 +4,7 @@
 
 #include "server/api/common.h"
 #include "server/api/handler_support.h"
+#include "server/conductor/node_lock.h"
 #include "server/drivers/hardware_types.h"
 #include "server/model/node.h"
 #include "shared/core/secrets.h"
@@ -56,7 +57,7 @@ Result<ApiResponse> ConsoleHandlers::set(RequestContext& ctx) {
   const bool enabled = KILN_TRY(parseEnabled(ctx));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
-    if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     KILN_TRY_VOID(validateConsole(node));
     if (node.flag(kNodeConsoleEnabled) != enabled) {
       node.setBool(kNodeConsoleEnabled, enabled);

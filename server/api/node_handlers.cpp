@@ -5,6 +5,7 @@
 
 #include "server/api/handler_support.h"
 #include "server/api/node_view.h"
+#include "server/conductor/node_lock.h"
 #include "server/drivers/raid_validation.h"
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
@@ -479,6 +480,8 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
       }
       KILN_TRY_VOID(resolveInterfaces(node, &before, resetInterfaces, &patch));
     }
+    // Ironic's update_node takes the node's lock here, after the state checks above.
+    KILN_TRY_VOID(NodeLock::checkFree(before));
     if (node[kNodeResourceClass] != before[kNodeResourceClass] && !before[kNodeResourceClass].isNull() &&
         !state::driverChangeAllowed(provState)) {
       return conflict("Node " + before.uuid() + " can not have resource_class updated unless it "
@@ -547,9 +550,7 @@ Result<ApiResponse> NodeHandlers::remove(RequestContext& ctx) {
                       "\". Valid provision states to perform deletion are: \"(" + list +
                       ")\", or set the node into maintenance mode");
     }
-    if (!node[kNodeReservation].isNull()) {
-      return conflict(nodeLockedMessage(node));
-    }
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     // The node's allocations go with it (Ironic orphans nothing either).
     KILN_TRY(tx.allocations().removeWhere(kAllocNodeUuid, Value::text(node.uuid())));
     KILN_TRY(tx.ports().removeWhere(kPortNodeUuid, Value::text(node.uuid())));
@@ -592,6 +593,7 @@ Result<ApiResponse> NodeHandlers::setMaintenance(RequestContext& ctx) {
   }
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     node.setBool(kNodeMaintenance, true);
     if (reason) node.setText(kNodeMaintenanceReason, *reason); else node.setNull(kNodeMaintenanceReason);
     node.setText(kNodeUpdatedAt, timestamp(deps_));
@@ -605,6 +607,7 @@ Result<ApiResponse> NodeHandlers::setMaintenance(RequestContext& ctx) {
 Result<ApiResponse> NodeHandlers::clearMaintenance(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     node.setBool(kNodeMaintenance, false);
     node.setNull(kNodeMaintenanceReason);
     node.setText(kNodeUpdatedAt, timestamp(deps_));
@@ -646,6 +649,7 @@ Result<ApiResponse> NodeHandlers::setRaidConfig(RequestContext& ctx) {
       return notFound("Driver " + node.str(kNodeDriver) +
                       " does not support raid (disabled or not implemented).");
     }
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     // What the node's RAID implementation cannot build is refused now, not when the step runs.
     if (!body.empty()) KILN_TRY_VOID(validateRaidConfigFor(raid, body));
     node.setText(kNodeTargetRaidConfig, dumpJson(body));

@@ -6,6 +6,7 @@
 
 #include "server/api/handler_support.h"
 #include "server/api/node_handlers.h"
+#include "server/conductor/node_lock.h"
 #include "server/model/trait.h"
 #include "server/model/versions.h"
 
@@ -74,6 +75,7 @@ Result<ApiResponse> NodeHandlers::setTraits(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
     auto traits = KILN_TRY(normalizeTraits(requested, node.uuid()));
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     KILN_TRY_VOID(tx.traits().set(node.id(), traits));
     node.setText(kNodeUpdatedAt, timestamp(deps_));
     KILN_TRY_VOID(tx.nodes().update(node));
@@ -87,6 +89,7 @@ Result<ApiResponse> NodeHandlers::addTrait(RequestContext& ctx) {
   KILN_TRY_VOID(validateTrait(trait));
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     auto traits = KILN_TRY(tx.traits().get(node.id()));
     if (std::find(traits.begin(), traits.end(), trait) == traits.end()) {
       if (traits.size() + 1 > kMaxTraitsPerNode) {
@@ -105,6 +108,7 @@ Result<ApiResponse> NodeHandlers::addTrait(RequestContext& ctx) {
 Result<ApiResponse> NodeHandlers::clearTraits(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     KILN_TRY_VOID(tx.traits().clear(node.id()));
     node.setText(kNodeUpdatedAt, timestamp(deps_));
     KILN_TRY_VOID(tx.nodes().update(node));
@@ -116,6 +120,7 @@ Result<ApiResponse> NodeHandlers::removeTrait(RequestContext& ctx) {
   const std::string& trait = ctx.param(1);
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
+    KILN_TRY_VOID(NodeLock::checkFree(node));
     if (!KILN_TRY(tx.traits().remove(node.id(), trait))) {
       return notFound("Node " + node.uuid() + " doesn't have a trait '" + trait + "'");
     }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api/handler_support.h"
+#include "server/conductor/node_lock.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
@@ -462,7 +463,7 @@ Result<ApiResponse> PortHandlers::remove(RequestContext& ctx) {
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     Record port = KILN_TRY(findPort(tx, ctx, ctx.param(0)));
     if (auto node = KILN_TRY(tx.nodes().findBy(kNodeUuid, port[kPortNodeUuid]))) {
-      if (!(*node)[kNodeReservation].isNull()) return conflict(nodeLockedMessage(*node));
+      KILN_TRY_VOID(NodeLock::checkFree(*node));
       // As Ironic: a port bound to a VIF goes only with its node in maintenance.
       const Json internal = objectField(port, kPortInternalInfo);
       for (const char* use : {"tenant", "cleaning", "provisioning", "rescuing", "inspection"}) {

@@ -8,6 +8,7 @@
 
 #include "server/api/common.h"
 #include "server/api/handler_support.h"
+#include "server/conductor/node_lock.h"
 #include "server/model/node.h"
 #include "server/model/resources.h"
 #include "shared/core/secrets.h"
@@ -81,7 +82,7 @@ Result<bool> tracksVifs(const Record& node) {
 
 Result<Record> lockableNode(Transaction& tx, const RequestContext& ctx) {
   Record node = KILN_TRY(findNode(tx, ctx, ctx.param(0)));
-  if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
+  KILN_TRY_VOID(NodeLock::checkFree(node));
   return node;
 }
 

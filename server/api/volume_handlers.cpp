@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api/handler_support.h"
+#include "server/conductor/node_lock.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
@@ -196,9 +197,7 @@ Error duplicate(const Error& error, const VolumeKind& k, const Record& r) {
 /// What Ironic's conductor checks before it changes or deletes a connector or target: it locks
 /// the node (NodeLocked, 409) and wants it powered off (InvalidStateRequested, 400).
 Result<void> checkNodeAllowsChange(const Record& node, const VolumeKind& k, std::string_view verb) {
-  if (!node[kNodeReservation].isNull()) {
-    return conflict(nodeLockedMessage(node));
-  }
+  KILN_TRY_VOID(NodeLock::checkFree(node));
   if (node.str(kNodePowerState) != state::kPowerOff || node[kNodePowerState].isNull()) {
     const std::string current = node[kNodePowerState].isNull() ? "None" : node.str(kNodePowerState);
     return invalid("The requested action \"" + std::string(k.action) + " " + std::string(verb) +

@@ -466,20 +466,30 @@ TEST_CASE("every change to a locked node waits for the lock as Ironic's task acq
       "Node " + uuid + " is locked by host elsewhere, please retry after the current operation "
       "is completed.";
   struct Change {
+    const char* method;
     const char* path;
     Json body;
   };
+  // Ironic's update_node, add/remove_node_traits and set_target_raid_config lock the node too.
   const std::vector<Change> changes = {
-      {"/v1/nodes/held/states/power", {{"target", "power on"}}},
-      {"/v1/nodes/held/states/provision", {{"target", "manage"}}},
-      {"/v1/nodes/held/management/boot_device", {{"boot_device", "pxe"}}},
-      {"/v1/nodes/held/states/boot_mode", {{"target", "bios"}}},
-      {"/v1/nodes/held/states/console", {{"enabled", true}}},
+      {"PUT", "/v1/nodes/held/states/power", {{"target", "power on"}}},
+      {"PUT", "/v1/nodes/held/states/provision", {{"target", "manage"}}},
+      {"PUT", "/v1/nodes/held/management/boot_device", {{"boot_device", "pxe"}}},
+      {"PUT", "/v1/nodes/held/states/boot_mode", {{"target", "bios"}}},
+      {"PUT", "/v1/nodes/held/states/console", {{"enabled", true}}},
+      {"PATCH", "/v1/nodes/held", Json::parse(R"([{"op": "add", "path": "/extra/a", "value": 1}])")},
+      {"PUT", "/v1/nodes/held/maintenance", {{"reason", "x"}}},
+      {"DELETE", "/v1/nodes/held/maintenance", nullptr},
+      {"PUT", "/v1/nodes/held/traits/CUSTOM_A", nullptr},
+      {"PUT", "/v1/nodes/held/traits", {{"traits", {"CUSTOM_B"}}}},
+      {"DELETE", "/v1/nodes/held/traits", nullptr},
+      {"DELETE", "/v1/nodes/held/traits/CUSTOM_A", nullptr},
+      {"PUT", "/v1/nodes/held/states/raid", Json::object()},
   };
   for (const auto& change : changes) {
-    INFO(change.path);
+    INFO(change.method << " " << change.path);
     const auto before = api.clock().monotonic();
-    auto r = api.put(change.path, change.body);
+    auto r = api.call(change.method, change.path, change.body.is_null() ? "" : change.body.dump());
     CHECK(api.clock().monotonic() - before == std::chrono::seconds(2));
     CHECK(r.status == 409);
     CHECK(r.fault() == lockedFault);
@@ -498,4 +508,7 @@ TEST_CASE("every change to a locked node waits for the lock as Ironic's task acq
   CHECK(n["provision_state"] == "enroll");
   CHECK(n["power_state"].is_null());
   CHECK(n["console_enabled"] == false);
+  CHECK(n["extra"].empty());
+  CHECK(n["maintenance"] == false);
+  CHECK(api.get("/v1/nodes/held/traits").json()["traits"].empty());
 }

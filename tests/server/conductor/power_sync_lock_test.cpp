@@ -144,10 +144,12 @@ TEST_CASE("the power sync does not hold up API writes while it waits for a slow 
   }
   REQUIRE(blocked);
 
-  // An API write meanwhile completes at once.
+  // An API write meanwhile completes at once while the sync only reads the power state; while
+  // it restores it, the node is locked and the write waits for the lock, then gets 409, as
+  // Ironic's update_node. Either way no database transaction waits for the BMC.
   auto patched = api.patch("/v1/nodes/bmc", Json::parse(R"([{"op": "add", "path": "/extra/note",
       "value": "written while the BMC was slow"}])"));
-  CHECK(patched.status == 200);
+  CHECK(patched.status == (restoring ? 409 : 200));
   CHECK(bmc->stillBlocked());
   CHECK_FALSE(syncDone);
   if (restoring) {
@@ -169,6 +171,7 @@ TEST_CASE("the power sync does not hold up API writes while it waits for a slow 
   CHECK(n["target_power_state"].is_null());
   CHECK(n["maintenance"] == false);
   // The sync's save kept the API's change.
-  CHECK(n["extra"]["note"] == "written while the BMC was slow");
+  if (!restoring) CHECK(n["extra"]["note"] == "written while the BMC was slow");
+  if (restoring) CHECK(n["extra"].empty());
   kiln::test::checkAllConsumed(*replay);
 }
