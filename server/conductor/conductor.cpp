@@ -56,6 +56,19 @@ using namespace detail;
 using nlohmann::json;
 using Mode = Storage::Mode;
 
+/// driver_internal_info key carrying the user who asked for a flow this server hands to the
+/// node's conductor (startFlow, mine = false), so that the owner's history names them; the
+/// owner's flow reads and drops it (advanceOnce).
+constexpr const char* kHandedOffUser = "handed_off_user";
+
+void noteHandOff(json& info, bool mine, const std::string& user) {
+  if (!mine && !user.empty()) {
+    info[kHandedOffUser] = user;
+  } else {
+    info.erase(kHandedOffUser);
+  }
+}
+
 std::string stepName(const json& step) {
   if (!step.is_object() || !step.contains("step")) return "";
   return step.value("interface", "") + "." + step.value("step", "");
@@ -433,6 +446,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
       if (!state::isHoldState(from)) return invalidState();
       transition(task, "unhold");
       KILN_TRY_VOID(markResumed(task, true));
+      noteHandOff(task.internalInfo, mine, request.user);
       node.setNull(kNodeLastError);
       KILN_TRY_VOID(saveTask(*tx, task));
       KILN_TRY_VOID(tx->commit());
@@ -498,6 +512,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
       const auto target = verbTarget(request.verb);
       if (target) node.setText(kNodeTargetProvisionState, std::string(*target));
       KILN_TRY_VOID(NodeLock::reserve(node, host()));
+      noteHandOff(task.internalInfo, mine, request.user);
       queue = true;
     } else {
       node.setNull(kNodeTargetProvisionState);
@@ -772,8 +787,9 @@ Result<std::vector<InterfaceValidation>> Conductor::validateNode(const std::stri
 
 void Conductor::advance(NodeLock& lock, const std::string& user) {
   const std::string& uuid = lock.uuid();
+  std::string requester = user;
   for (int guard = 0; guard < 10000; ++guard) {
-    auto next = advanceOnce(uuid, user);
+    auto next = advanceOnce(uuid, requester);
     if (!next) {
       // An unexpected failure (database, programming error): record it and release the node
       // rather than leaving it locked.
@@ -789,14 +805,19 @@ void Conductor::advance(NodeLock& lock, const std::string& user) {
   }
 }
 
-Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid, const std::string& user) {
+Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid, std::string& user) {
   TaskContext task;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
     task = KILN_TRY(loadTask(*tx, uuid));
   }
-  task.user = user;
   if (task.node.str(kNodeReservation) != host()) return Next::Stop;  // not ours (any more)
+  // A flow handed over by the server that took the request: its user, dropped at the next save.
+  if (auto it = task.internalInfo.find(kHandedOffUser); it != task.internalInfo.end()) {
+    if (user.empty() && it->is_string()) user = it->get<std::string>();
+    task.internalInfo.erase(it);
+  }
+  task.user = user;
   KILN_TRY_VOID(checkStoredObjects(task.node));
   auto driver = KILN_TRY(driverFor(task.node));
   task.driver = &driver;

@@ -222,7 +222,9 @@ class Conductor {
   /// a pending power action is dropped, the reservation is cleared. A parked node keeps its
   /// wait state and resumes as usual.
   void recoverNode(const std::string& uuid, const std::string& reservedBy, const std::string& who);
-  Result<Next> advanceOnce(const std::string& uuid, const std::string& user);
+  /// `user` asked for the flow; a handed-off flow's requester (driver_internal_info) fills it
+  /// in when it is empty, for the passes after this one too.
+  Result<Next> advanceOnce(const std::string& uuid, std::string& user);
   Result<Next> doVerify(TaskContext& task);
   Result<Next> doCleaning(TaskContext& task);
   Result<Next> doDeploying(TaskContext& task);

@@ -1,6 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,6 +8,7 @@
 
 #include "server/model/node.h"
 #include "server/model/node_history.h"
+#include "tests/support/basic_auth.h"
 #include "tests/support/test_api.h"
 
 using kiln::server::Storage;
@@ -256,23 +256,8 @@ TEST_CASE("node history goes with its node", "[server][api][history]") {
   CHECK(storedHistoryRows(api) == 0);
 }
 
-namespace {
-
-// bcrypt hash (cost 4) of "s3cret", made with `htpasswd -nbB -C 4`.
-constexpr const char* kHtpasswd =
-    "admin:$2y$04$yNagjehOdvxOluZFDAQywegpKCB1ps1nWXjNykcOaEKe6JrnNyI.W\n";
-
-std::string basic(const std::string& user, const std::string& pass) {
-  const std::string raw = user + ":" + pass;
-  std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(raw.data()),
-                                static_cast<int>(raw.size()));
-  out.resize(static_cast<size_t>(n));
-  return "Basic " + out;
-}
-
-}  // namespace
+using kiln::test::basicAuthorization;
+using kiln::test::kTestHtpasswd;
 
 TEST_CASE("node history names the user whose request failed", "[server][api][history]") {
   char tmpl[] = "/tmp/kiln-htpasswd-XXXXXX";
@@ -280,11 +265,11 @@ TEST_CASE("node history names the user whose request failed", "[server][api][his
   REQUIRE(fd >= 0);
   close(fd);
   const std::filesystem::path file = tmpl;
-  std::ofstream(file) << kHtpasswd;
+  std::ofstream(file) << kTestHtpasswd;
   {
     TestApi api("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = " +
                 file.string() + "\n");
-    api.extraHeaders = {{"authorization", basic("admin", "s3cret")}};
+    api.extraHeaders = {{"authorization", basicAuthorization("admin", "s3cret")}};
     manageable(api, "n1");
     failCleaning(api, "n1");
     Json e = api.get("/v1/nodes/n1/history?detail=true").json()["history"][0];

@@ -5,12 +5,15 @@
 // are rows this test writes, aged with the fake clock.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
 #include <set>
 
 #include "server/conductor/hash_ring.h"
 #include "server/model/conductor_registration.h"
 #include "server/model/node.h"
+#include "tests/support/basic_auth.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_api.h"
 
 using kiln::test::Json;
@@ -251,6 +254,47 @@ TEST_CASE("a flow started on a node another conductor owns is handed to it throu
   CHECK(n["provision_state"] == "manageable");
   CHECK(n["reservation"].is_null());
   CHECK(n["last_error"].is_null());
+}
+
+TEST_CASE("a handed-off flow keeps the user who asked for it for the node's history",
+          "[server][conductor][multi][history]") {
+  kiln::test::TempDir dir("kiln-handoff-user");
+  std::ofstream(dir.file("htpasswd")) << kiln::test::kTestHtpasswd;
+  TestApi api("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = " +
+              dir.file("htpasswd") + "\n");
+  api.extraHeaders = {{"authorization", kiln::test::basicAuthorization("admin", "s3cret")}};
+  beat(api, "kiln-b");
+  api.runPeriodic();
+  const std::string name = nodeOwnedBy(api, "handoff-user", "kiln-b");
+  mutate(api, name, [](Record& n) {
+    n.setText(kNodeProvisionState, "available");
+    n.setText(kNodePowerState, "power off");
+  });
+  // A deployment whose user step fails, accepted here and handed to kiln-b.
+  REQUIRE(api.put("/v1/nodes/" + name + "/states/provision",
+                  Json{{"target", "active"},
+                       {"deploy_steps",
+                        {{{"interface", "bios"},
+                          {"step", "apply_configuration"},
+                          {"args", {{"settings", "bad"}}},
+                          {"priority", 95}}}}})
+              .status == 202);
+  Json n = node(api, name);
+  CHECK(n["provision_state"] == "deploying");
+  CHECK(n["reservation"].is_null());
+  CHECK(n["driver_internal_info"]["handed_off_user"] == "admin");
+  // kiln-b dies before running it; this server picks the flow up and records its failure under
+  // the user who asked for it, not as nobody's.
+  api.clock().advance(std::chrono::seconds(61));
+  api.runPeriodic();
+  n = node(api, name);
+  CHECK(n["provision_state"] == "deploy failed");
+  CHECK_FALSE(n["driver_internal_info"].contains("handed_off_user"));
+  const Json history = api.get("/v1/nodes/" + name + "/history?detail=true").json()["history"];
+  REQUIRE(history.size() == 1);
+  INFO(history.dump());
+  CHECK(history[0]["user"] == "admin");
+  CHECK(history[0]["event_type"] == "deploying");
 }
 
 TEST_CASE("the live owners take over what a dead conductor left reserved",
