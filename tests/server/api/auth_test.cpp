@@ -1,7 +1,6 @@
 #include <catch2/catch.hpp>
 
 #include <set>
-#include <openssl/evp.h>
 
 #include <cstdio>
 #include <unistd.h>
@@ -10,26 +9,16 @@
 #include <fstream>
 
 #include "server/api/auth.h"
+#include "tests/support/basic_auth.h"
 #include "tests/support/test_api.h"
 
 using kiln::test::Json;
 using kiln::test::TestApi;
 
+using kiln::test::basicAuthorization;
+using kiln::test::kTestHtpasswd;
+
 namespace {
-
-// bcrypt hashes (cost 4) of "s3cret" and "watch", made with `htpasswd -nbB -C 4`.
-constexpr const char* kHtpasswd =
-    "admin:$2y$04$yNagjehOdvxOluZFDAQywegpKCB1ps1nWXjNykcOaEKe6JrnNyI.W\n"
-    "viewer:$2y$04$Ut1kUByzwUQqb1kDwemubuDPq4.nQ6YTJBQlQW.7NJxJy1CZssEoi\n";
-
-std::string basic(const std::string& user, const std::string& pass) {
-  const std::string raw = user + ":" + pass;
-  std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(raw.data()), static_cast<int>(raw.size()));
-  out.resize(static_cast<size_t>(n));
-  return "Basic " + out;
-}
 
 struct BasicAuthApi {
   std::filesystem::path file;
@@ -40,7 +29,7 @@ struct BasicAuthApi {
     REQUIRE(fd >= 0);
     close(fd);
     file = tmpl;
-    std::ofstream(file) << kHtpasswd;
+    std::ofstream(file) << kTestHtpasswd;
     api = std::make_unique<TestApi>("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = " +
                                     file.string() + "\n[http_basic_roles]\nviewer = observer\n");
   }
@@ -50,7 +39,7 @@ struct BasicAuthApi {
 }  // namespace
 
 TEST_CASE("bcrypt hashes from htpasswd verify", "[server][api][auth]") {
-  auto users = kiln::server::parseHtpasswd(kHtpasswd);
+  auto users = kiln::server::parseHtpasswd(kTestHtpasswd);
   REQUIRE(users);
   CHECK(kiln::server::checkBcrypt("s3cret", users->at("admin")));
   CHECK_FALSE(kiln::server::checkBcrypt("wrong", users->at("admin")));
@@ -67,14 +56,14 @@ TEST_CASE("http_basic rejects missing, malformed and wrong credentials", "[serve
   CHECK(none.status == 401);
   CHECK(none.header("WWW-Authenticate") == "Basic realm=\"Baremetal API\"");
   CHECK(none.json()["error"]["code"] == 401);
-  auto wrong = api.call("GET", "/v1/nodes", "", {{"Authorization", basic("admin", "nope")}});
+  auto wrong = api.call("GET", "/v1/nodes", "", {{"Authorization", basicAuthorization("admin", "nope")}});
   CHECK(wrong.status == 401);
-  auto unknown = api.call("GET", "/v1/nodes", "", {{"Authorization", basic("mallory", "s3cret")}});
+  auto unknown = api.call("GET", "/v1/nodes", "", {{"Authorization", basicAuthorization("mallory", "s3cret")}});
   CHECK(unknown.status == 401);
   CHECK(api.call("GET", "/v1/nodes", "", {{"Authorization", "Bearer abc"}}).status == 400);
   CHECK(api.call("GET", "/v1/nodes", "", {{"Authorization", "Basic !!!"}}).status == 400);
   CHECK(api.call("GET", "/v1/nodes", "", {{"Authorization", "Basic"}}).status == 400);
-  CHECK(api.call("GET", "/v1/nodes", "", {{"Authorization", basic("admin", "s3cret")}}).status == 200);
+  CHECK(api.call("GET", "/v1/nodes", "", {{"Authorization", basicAuthorization("admin", "s3cret")}}).status == 200);
 }
 
 TEST_CASE("http_basic leaves Ironic's public routes open", "[server][api][auth]") {
@@ -89,12 +78,12 @@ TEST_CASE("http_basic leaves Ironic's public routes open", "[server][api][auth]"
 TEST_CASE("an observer reads everything and gets 403 on every write", "[server][api][auth]") {
   BasicAuthApi b;
   auto& api = *b.api;
-  api.extraHeaders = {{"authorization", basic("admin", "s3cret")}};
+  api.extraHeaders = {{"authorization", basicAuthorization("admin", "s3cret")}};
   auto node = api.createNode({{"name", "watched"}});
   REQUIRE(api.post("/v1/deploy_templates", Json::parse(R"({"name": "CUSTOM_T", "steps": [
       {"interface": "bios", "step": "apply_configuration", "args": {}, "priority": 10}]})")).status == 201);
 
-  api.extraHeaders = {{"authorization", basic("viewer", "watch")}};
+  api.extraHeaders = {{"authorization", basicAuthorization("viewer", "watch")}};
   CHECK(api.get("/v1/nodes").status == 200);
   CHECK(api.get("/v1/nodes/watched").status == 200);
   CHECK(api.get("/v1/nodes/watched/traits").status == 200);
@@ -122,7 +111,7 @@ TEST_CASE("an observer reads everything and gets 403 on every write", "[server][
     CHECK(r.status == 403);
     CHECK_THAT(r.fault(), Catch::Contains("Access was denied"));
   }
-  api.extraHeaders = {{"authorization", basic("admin", "s3cret")}};
+  api.extraHeaders = {{"authorization", basicAuthorization("admin", "s3cret")}};
   auto after = api.get("/v1/nodes/watched").json();
   CHECK(after["extra"] == Json::object());
   CHECK(after["maintenance"] == false);

@@ -1,6 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,11 +10,15 @@
 #include "server/model/inspection_rule.h"
 #include "server/model/versions.h"
 #include "server/storage/storage.h"
+#include "tests/support/basic_auth.h"
 #include "tests/support/test_api.h"
 
 using kiln::test::Json;
 using kiln::test::TestApi;
 namespace ks = kiln::server;
+
+using kiln::test::basicAuthorization;
+using kiln::test::kTestHtpasswd;
 
 namespace {
 
@@ -389,25 +392,6 @@ TEST_CASE("loadInspectionRules returns a phase's rules, highest priority first",
   CHECK(ks::loadInspectionRules(*tx, "other")->empty());
 }
 
-namespace {
-
-// bcrypt hashes (cost 4) of "s3cret" and "watch" (the same as auth_test.cpp's).
-constexpr const char* kHtpasswd =
-    "admin:$2y$04$yNagjehOdvxOluZFDAQywegpKCB1ps1nWXjNykcOaEKe6JrnNyI.W\n"
-    "viewer:$2y$04$Ut1kUByzwUQqb1kDwemubuDPq4.nQ6YTJBQlQW.7NJxJy1CZssEoi\n";
-
-std::string basicAuth(const std::string& user, const std::string& pass) {
-  const std::string raw = user + ":" + pass;
-  std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(raw.data()),
-                                static_cast<int>(raw.size()));
-  out.resize(static_cast<size_t>(n));
-  return "Basic " + out;
-}
-
-}  // namespace
-
 TEST_CASE("an observer reads inspection rules and cannot write them",
           "[server][api][inspection_rules]") {
   char tmpl[] = "/tmp/kiln-htpasswd-XXXXXX";
@@ -415,17 +399,17 @@ TEST_CASE("an observer reads inspection rules and cannot write them",
   REQUIRE(fd >= 0);
   close(fd);
   const std::filesystem::path file = tmpl;
-  std::ofstream(file) << kHtpasswd;
+  std::ofstream(file) << kTestHtpasswd;
   {
     TestApi api("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = " +
                 file.string() + "\n[http_basic_roles]\nviewer = observer\n");
     api.version = kRulesVersion;
-    api.extraHeaders = {{"authorization", basicAuth("admin", "s3cret")}};
+    api.extraHeaders = {{"authorization", basicAuthorization("admin", "s3cret")}};
     auto created = api.post("/v1/inspection_rules", minimalRule());
     REQUIRE(created.status == 201);
     const std::string path = "/v1/inspection_rules/" + created.json()["uuid"].get<std::string>();
 
-    api.extraHeaders = {{"authorization", basicAuth("viewer", "watch")}};
+    api.extraHeaders = {{"authorization", basicAuthorization("viewer", "watch")}};
     CHECK(api.get("/v1/inspection_rules").status == 200);
     CHECK(api.get(path).status == 200);
     const std::pair<std::string, std::string> writes[] = {
@@ -440,7 +424,7 @@ TEST_CASE("an observer reads inspection rules and cannot write them",
       CHECK(r.status == 403);
       CHECK(r.fault() == "Access was denied to the following resource: " + policy);
     }
-    api.extraHeaders = {{"authorization", basicAuth("admin", "s3cret")}};
+    api.extraHeaders = {{"authorization", basicAuthorization("admin", "s3cret")}};
     CHECK(api.get("/v1/inspection_rules").json()["inspection_rules"].size() == 1);
   }
   std::filesystem::remove(file);

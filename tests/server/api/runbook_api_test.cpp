@@ -2,7 +2,6 @@
 // and RunbookTraitsController. These need the server to serve 1.112 (ver::kMax).
 #include <catch2/catch.hpp>
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,12 +10,16 @@
 
 #include "server/api/version.h"
 #include "server/model/versions.h"
+#include "tests/support/basic_auth.h"
 #include "tests/support/test_api.h"
 
 using kiln::test::Json;
 using kiln::test::Response;
 using kiln::test::TestApi;
 namespace ver = kiln::server::ver;
+
+using kiln::test::basicAuthorization;
+using kiln::test::kTestHtpasswd;
 
 namespace {
 
@@ -477,40 +480,21 @@ TEST_CASE("runbook traits are listed, replaced, added and removed from 1.112",
   CHECK_THAT(rejected.fault(), Catch::Contains("'traits' was unexpected"));
 }
 
-namespace {
-
-// bcrypt hashes (cost 4) of "s3cret" and "watch" (as tests/server/api/auth_test.cpp).
-constexpr const char* kHtpasswd =
-    "admin:$2y$04$yNagjehOdvxOluZFDAQywegpKCB1ps1nWXjNykcOaEKe6JrnNyI.W\n"
-    "viewer:$2y$04$Ut1kUByzwUQqb1kDwemubuDPq4.nQ6YTJBQlQW.7NJxJy1CZssEoi\n";
-
-std::string basic(const std::string& user, const std::string& pass) {
-  const std::string raw = user + ":" + pass;
-  std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(raw.data()),
-                                static_cast<int>(raw.size()));
-  out.resize(static_cast<size_t>(n));
-  return "Basic " + out;
-}
-
-}  // namespace
-
 TEST_CASE("observers read runbooks and get 403 on every runbook write", "[server][api][runbooks]") {
   char tmpl[] = "/tmp/kiln-htpasswd-XXXXXX";
   const int fd = mkstemp(tmpl);
   REQUIRE(fd >= 0);
   close(fd);
   const std::filesystem::path file = tmpl;
-  std::ofstream(file) << kHtpasswd;
+  std::ofstream(file) << kTestHtpasswd;
   {
     TestApi api("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = " +
                 file.string() + "\n[http_basic_roles]\nviewer = observer\n");
     api.version = version(ver::k112RunbookTraits);
-    api.extraHeaders = {{"authorization", basic("admin", "s3cret")}};
+    api.extraHeaders = {{"authorization", basicAuthorization("admin", "s3cret")}};
     REQUIRE(api.post("/v1/runbooks", body("rb")).status == 201);
 
-    api.extraHeaders = {{"authorization", basic("viewer", "watch")}};
+    api.extraHeaders = {{"authorization", basicAuthorization("viewer", "watch")}};
     CHECK(api.get("/v1/runbooks").status == 200);
     CHECK(api.get("/v1/runbooks/rb").status == 200);
     CHECK(api.get("/v1/runbooks/rb/traits").status == 200);
@@ -532,7 +516,7 @@ TEST_CASE("observers read runbooks and get 403 on every runbook write", "[server
       CHECK(r.status == 403);
       CHECK(r.fault() == "Access was denied to the following resource: " + w.policy);
     }
-    api.extraHeaders = {{"authorization", basic("admin", "s3cret")}};
+    api.extraHeaders = {{"authorization", basicAuthorization("admin", "s3cret")}};
     CHECK(api.get("/v1/runbooks").json()["runbooks"].size() == 1);
     CHECK(api.get("/v1/runbooks/rb").json()["extra"] == Json::object());
   }

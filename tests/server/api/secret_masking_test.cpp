@@ -4,7 +4,6 @@
 // Every secret in these tests contains "pw-", so a leak anywhere is one substring check.
 #include <catch2/catch.hpp>
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,6 +11,7 @@
 
 #include "server/model/node.h"
 #include "tests/support/log_capture.h"
+#include "tests/support/basic_auth.h"
 #include "tests/support/test_api.h"
 
 using kiln::LogLevel;
@@ -20,6 +20,9 @@ using kiln::test::LogCapture;
 using kiln::test::Response;
 using kiln::test::TestApi;
 using namespace kiln::server;
+
+using kiln::test::basicAuthorization;
+using kiln::test::kTestHtpasswd;
 
 namespace {
 
@@ -102,20 +105,6 @@ void checkMaskedNode(const Json& n) {
   // extra keeps Ironic's behaviour (keys shown as they are), but URLs never carry credentials.
   CHECK(n["extra"]["token"] == "kept");
   CHECK(n["extra"]["mirror"] == "https://mirror.example/******");
-}
-
-// bcrypt hash (cost 4) of "s3cret", made with `htpasswd -nbB -C 4`.
-constexpr const char* kHtpasswd =
-    "admin:$2y$04$yNagjehOdvxOluZFDAQywegpKCB1ps1nWXjNykcOaEKe6JrnNyI.W\n";
-
-std::string basic(const std::string& user, const std::string& pass) {
-  const std::string raw = user + ":" + pass;
-  std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(raw.data()),
-                                static_cast<int>(raw.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
 }
 
 }  // namespace
@@ -400,25 +389,25 @@ TEST_CASE("http_basic credentials never reach the log", "[server][api][secrets][
   REQUIRE(fd >= 0);
   close(fd);
   const std::filesystem::path file = tmpl;
-  std::ofstream(file) << kHtpasswd;
+  std::ofstream(file) << kTestHtpasswd;
   {
     TestApi api("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = " +
                 file.string() + "\n");
     LogCapture log(LogLevel::Trace);
-    CHECK(api.call("GET", "/v1/nodes", "", {{"Authorization", "Basic " + basic("admin", "s3cret")}})
+    CHECK(api.call("GET", "/v1/nodes", "", {{"Authorization", basicAuthorization("admin", "s3cret")}})
               .status == 200);
     CHECK(
-        api.call("GET", "/v1/nodes", "", {{"Authorization", "Basic " + basic("admin", "pw-wrong")}})
+        api.call("GET", "/v1/nodes", "", {{"Authorization", basicAuthorization("admin", "pw-wrong")}})
             .status == 401);
     CHECK(api.call("POST", "/v1/nodes", R"({"driver": "fake-hardware", "name": "n"})",
-                   {{"Authorization", "Basic " + basic("admin", "s3cret")}})
+                   {{"Authorization", basicAuthorization("admin", "s3cret")}})
               .status == 201);
     const std::string lines = log.text();
     CHECK_THAT(lines, Catch::Contains("node created"));  // the capture works
     CHECK_FALSE(leaks(lines));
     CHECK(lines.find("s3cret") == std::string::npos);
-    CHECK(lines.find(basic("admin", "s3cret")) == std::string::npos);
-    CHECK(lines.find(basic("admin", "pw-wrong")) == std::string::npos);
+    CHECK(lines.find(basicAuthorization("admin", "s3cret").substr(6)) == std::string::npos);
+    CHECK(lines.find(basicAuthorization("admin", "pw-wrong").substr(6)) == std::string::npos);
   }
   std::filesystem::remove(file);
 }
