@@ -69,6 +69,21 @@ void noteHandOff(json& info, bool mine, const std::string& user) {
   }
 }
 
+/// Conflict: the node this conductor worked on under `heldBy`'s reservation now shows another
+/// (or none): a takeover happened meanwhile, and this conductor's results are dropped.
+Error takenOverError(const std::string& uuid, const Record& stored, const std::string& heldBy) {
+  const std::string now = stored[kNodeReservation].isNull() ? std::string("no reservation")
+                                                            : "reservation " + stored.str(kNodeReservation);
+  return Error{ErrorCode::Conflict, "Node " + uuid + " was taken over while conductor " + heldBy +
+                                        " worked on it (it now has " + now +
+                                        "); that work's results are dropped."};
+}
+
+bool isTakenOver(const Error& error) {
+  return error.code == ErrorCode::Conflict &&
+         error.message.find(" was taken over while conductor ") != std::string::npos;
+}
+
 std::string stepName(const json& step) {
   if (!step.is_object() || !step.contains("step")) return "";
   return step.value("interface", "") + "." + step.value("step", "");
@@ -247,6 +262,9 @@ Result<void> Conductor::saveTask(Transaction& tx, TaskContext& task, const Field
 
 Result<void> Conductor::saveTaskOver(Transaction& tx, TaskContext& task, Record stored,
                                      const FieldMask& extra) {
+  if (!task.heldBy.empty() && stored.str(kNodeReservation) != task.heldBy) {
+    return std::unexpected(takenOverError(task.uuid(), stored, task.heldBy));
+  }
   task.node.setText(kNodeDriverInternalInfo, dumpJson(task.internalInfo));
   task.node.setText(kNodeInstanceInfo, dumpJson(task.instanceInfo));
   const FieldMask fields = ownedFields() | extra;
@@ -261,6 +279,8 @@ Result<void> Conductor::saveTaskOver(Transaction& tx, TaskContext& task, Record 
   changed.set(kNodeUpdatedAt);
   KILN_TRY_VOID(tx.nodes().updateFields(stored, changed));
   task.node = std::move(stored);
+  // A save that gave the reservation up ends the guard above.
+  if (!task.heldBy.empty() && task.node.str(kNodeReservation) != task.heldBy) task.heldBy.clear();
   return {};
 }
 
@@ -790,6 +810,12 @@ void Conductor::advance(NodeLock& lock, const std::string& user) {
   std::string requester = user;
   for (int guard = 0; guard < 10000; ++guard) {
     auto next = advanceOnce(uuid, requester);
+    if (!next && isTakenOver(next.error())) {
+      // Not this conductor's node any more: its new owner has failed or resumed the flow.
+      log_.warning("flow dropped", {{"node", uuid}, {"error", next.error().message}});
+      lock.release();  // clears nothing: the reservation no longer names this conductor
+      return;
+    }
     if (!next) {
       // An unexpected failure (database, programming error): record it and release the node
       // rather than leaving it locked.
@@ -812,6 +838,7 @@ Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid, std::str
     task = KILN_TRY(loadTask(*tx, uuid));
   }
   if (task.node.str(kNodeReservation) != host()) return Next::Stop;  // not ours (any more)
+  task.heldBy = host();
   // A flow handed over by the server that took the request: its user, dropped at the next save.
   if (auto it = task.internalInfo.find(kHandedOffUser); it != task.internalInfo.end()) {
     if (user.empty() && it->is_string()) user = it->get<std::string>();

@@ -68,6 +68,10 @@ struct TaskContext {
   const Clock* clock = nullptr;
   Logger log{"task"};
   std::string user;  ///< who asked for the running action (node history); "" when unknown
+  /// The reservation the worker running this task holds ("" when none): the conductor's saves
+  /// then refuse to write over a node whose reservation changed meanwhile (another conductor
+  /// took it over while this one, cut off from the database's heartbeats, carried on).
+  std::string heldBy;
   /// Set by an inspect interface that finished: the hardware inventory (ironic-python-agent's
   /// format) the conductor records for GET /v1/nodes/{id}/inventory (API 1.81).
   std::optional<nlohmann::json> inventory;

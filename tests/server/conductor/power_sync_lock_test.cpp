@@ -175,3 +175,47 @@ TEST_CASE("the power sync does not hold up API writes while it waits for a slow 
   if (restoring) CHECK(n["extra"].empty());
   kiln::test::checkAllConsumed(*replay);
 }
+
+TEST_CASE("a flow whose node was taken over meanwhile drops its results instead of writing over "
+          "the new owner's",
+          "[server][conductor][node_lock][multi]") {
+  // A conductor cut off from the database's heartbeats carries on with a slow BMC while another
+  // takes its node over; when the BMC answers, the first must not write over the takeover.
+  auto replay = std::make_shared<ReplayCommandRunner>();
+  auto bmc = std::make_shared<SlowBmc>(replay);
+  InterfaceDeps deps;
+  deps.commands = bmc;
+  TestApi api("", deps);
+  REQUIRE(api.post("/v1/nodes", {{"driver", "ipmi"},
+                                 {"name", "bmc"},
+                                 {"uuid", std::string(kiln::test::kIpmiNodeUuid)},
+                                 {"driver_info", kiln::test::ipmiDriverInfo()}})
+              .status == 201);
+  expect(*replay, {"chassis", "power", "status"}, "power_status_off");
+  bmc->arm({"chassis", "power", "status"});
+  REQUIRE(api.put("/v1/nodes/bmc/states/provision", {{"target", "manage"}}).status == 202);
+  const bool blocked = bmc->waitUntilBlocked();
+  if (!blocked) bmc->open();
+  REQUIRE(blocked);
+
+  // The takeover: another conductor now holds the node (it resumed the verification).
+  {
+    auto tx = api.app().storage().begin(Storage::Mode::Write).value();
+    auto rec = tx->nodes().findBy(kNodeName, Value::text("bmc")).value();
+    REQUIRE(rec);
+    REQUIRE(rec->str(kNodeReservation) == "test-conductor");
+    rec->setText(kNodeReservation, "kiln-c");
+    REQUIRE(tx->nodes().update(*rec));
+    REQUIRE(tx->commit());
+  }
+  bmc->open();
+  api.settle();
+  CHECK_FALSE(bmc->timedOut());
+  const Json n = api.get("/v1/nodes/bmc").json();
+  CHECK(n["provision_state"] == "verifying");  // not "manageable": that result was dropped
+  CHECK(n["reservation"] == "kiln-c");
+  CHECK(n["last_error"].is_null());
+  CHECK(n["power_state"].is_null());
+  CHECK(api.get("/v1/nodes/bmc/history").json()["history"].empty());
+  kiln::test::checkAllConsumed(*replay);
+}
