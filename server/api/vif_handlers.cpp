@@ -27,7 +27,11 @@ struct PortLike {
   Record* record = nullptr;
   bool isGroup = false;
   Json internal;
-  const std::string& uuid() const { return record->str(isGroup ? kPgUuid : kPortUuid); }
+  /// The column of `record` that is `port` for a port and `group` for a port group.
+  size_t field(PortField port, PortgroupField group) const {
+    return isGroup ? static_cast<size_t>(group) : static_cast<size_t>(port);
+  }
+  const std::string& uuid() const { return record->str(field(kPortUuid, kPgUuid)); }
   std::optional<std::string> vif() const {
     const auto it = internal.find(kTenantVif);
     if (it == internal.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
@@ -145,8 +149,8 @@ Result<std::optional<PortLike>> chooseFree(NodePorts& all, const std::string& vi
 }
 
 Result<void> saveInternal(Transaction& tx, PortLike& p, const std::string& now) {
-  p.record->setText(p.isGroup ? kPgInternalInfo : kPortInternalInfo, p.internal.dump());
-  p.record->setText(p.isGroup ? kPgUpdatedAt : kPortUpdatedAt, now);
+  p.record->setText(p.field(kPortInternalInfo, kPgInternalInfo), p.internal.dump());
+  p.record->setText(p.field(kPortUpdatedAt, kPgUpdatedAt), now);
   return p.isGroup ? tx.portgroups().update(*p.record) : tx.ports().update(*p.record);
 }
 
@@ -223,7 +227,7 @@ Result<ApiResponse> VifHandlers::detach(RequestContext& ctx) {
       if (p.vif() != id) continue;
       p.internal.erase(kTenantVif);
       // Ironic also forgets the pre-1.28 extra/vif_port_id.
-      const size_t extraField = p.isGroup ? kPgExtra : kPortExtra;
+      const size_t extraField = p.field(kPortExtra, kPgExtra);
       Json extra = objectField(*p.record, extraField);
       if (extra.erase("vif_port_id") > 0) p.record->setText(extraField, extra.dump());
       KILN_TRY_VOID(saveInternal(tx, p, timestamp(deps_)));

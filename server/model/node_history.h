@@ -65,11 +65,11 @@ struct HistoryEvent {
   std::string severity = "ERROR";  ///< "ERROR" or "INFO"
   std::string user;                ///< the requesting user, "" when unknown
   /// How long the failed flow ran (1.115), when the recorder knows.
-  std::optional<int64_t> durationSeconds;
+  std::optional<int64_t> durationSeconds = std::nullopt;
   /// The node's provision state and target as the event happened (1.115); when unset, the
   /// node's states when the event is recorded.
-  std::optional<std::string> state;
-  std::optional<std::string> targetState;
+  std::optional<std::string> state = std::nullopt;
+  std::optional<std::string> targetState = std::nullopt;
 };
 
 /// Journals `event` for the node with integer id `nodeId` in `tx`, as Ironic's
