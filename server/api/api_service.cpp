@@ -1,6 +1,7 @@
 #include "server/api/api_service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 
 #include "server/api/agent_handlers.h"
@@ -11,7 +12,6 @@
 #include "server/api/console_handlers.h"
 #include "server/api/deploy_template_handlers.h"
 #include "server/api/errors.h"
-#include "server/api/handler_support.h"
 #include "server/api/event_handlers.h"
 #include "server/api/firmware_handlers.h"
 #include "server/api/management_handlers.h"
@@ -25,6 +25,7 @@
 #include "server/api/version.h"
 #include "shared/core/strings.h"
 #include "server/api/volume_handlers.h"
+#include "server/model/node.h"
 #include "server/model/versions.h"
 
 namespace kiln::server {
@@ -61,6 +62,21 @@ std::string baseUrlFor(const Config& config, const ApiRequest& request) {
   auto host = request.header("host");
   const char* scheme = config.enableSslApi ? "https://" : "http://";
   return scheme + (host && isUrlAuthority(*host) ? *host : config.hostIp + ":" + std::to_string(config.port));
+}
+
+/// Ironic's lock acquisition for requests that change a node (every credentialed write):
+/// `attempt` (one whole request, whose transaction is rolled back on failure) runs again while
+/// it fails only because the node is locked (isNodeLocked), up to [conductor]
+/// node_locked_retry_attempts times in all, node_locked_retry_interval seconds apart (on
+/// deps.clock); then its 409 stands.
+template <typename F>
+Result<ApiResponse> retryWhileLocked(const ApiDeps& deps, F&& attempt) {
+  const int attempts = std::max(1, deps.config.nodeLockedRetryAttempts);
+  for (int i = 1;; ++i) {
+    Result<ApiResponse> result = attempt();
+    if (result || i >= attempts || !isNodeLocked(result.error())) return result;
+    deps.clock.sleepFor(std::chrono::seconds(deps.config.nodeLockedRetryInterval));
+  }
 }
 
 }  // namespace

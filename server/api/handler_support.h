@@ -25,21 +25,6 @@ Result<ApiResponse> inTransaction(Storage& storage, Storage::Mode mode, F&& body
   return result;
 }
 
-/// Ironic's lock acquisition for requests that change a node (ApiService::dispatch wraps every
-/// credentialed write in it): `attempt` (one whole request, whose transaction is rolled back on
-/// failure) runs again while it fails only because the node is locked (isNodeLocked), up to
-/// [conductor] node_locked_retry_attempts times in all, node_locked_retry_interval seconds
-/// apart (on deps.clock); then its 409 stands.
-template <typename F>
-Result<ApiResponse> retryWhileLocked(const ApiDeps& deps, F&& attempt) {
-  const int attempts = std::max(1, deps.config.nodeLockedRetryAttempts);
-  for (int i = 1;; ++i) {
-    Result<ApiResponse> result = attempt();
-    if (result || i >= attempts || !isNodeLocked(result.error())) return result;
-    deps.clock.sleepFor(std::chrono::seconds(deps.config.nodeLockedRetryInterval));
-  }
-}
-
 /// Finds a node by UUID, or (API >= 1.5) by name. A non-UUID that is not a valid name is 400
 /// "Expected a logical name or UUID but received X."; below 1.5 names are not looked up.
 Result<Record> findNode(Transaction& tx, const RequestContext& ctx, const std::string& ident);

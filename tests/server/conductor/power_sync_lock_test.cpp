@@ -99,20 +99,34 @@ void expect(ReplayCommandRunner& runner, std::initializer_list<std::string> comm
   runner.expect(std::move(e));
 }
 
+/// A TestApi whose ipmitool commands go through a SlowBmc, with the ipmi node "bmc" enrolled.
+struct SlowBmcApi {
+  std::shared_ptr<ReplayCommandRunner> replay = std::make_shared<ReplayCommandRunner>();
+  std::shared_ptr<SlowBmc> bmc = std::make_shared<SlowBmc>(replay);
+  TestApi api;
+
+  explicit SlowBmcApi(const std::string& config) : api(config, depsFor(bmc)) {
+    REQUIRE(api.post("/v1/nodes", {{"driver", "ipmi"},
+                                   {"name", "bmc"},
+                                   {"uuid", std::string(kiln::test::kIpmiNodeUuid)},
+                                   {"driver_info", kiln::test::ipmiDriverInfo()}})
+                .status == 201);
+  }
+
+ private:
+  static InterfaceDeps depsFor(std::shared_ptr<SlowBmc> commands) {
+    InterfaceDeps deps;
+    deps.commands = std::move(commands);
+    return deps;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("the power sync does not hold up API writes while it waits for a slow BMC",
           "[server][conductor][power][sync][node_lock]") {
-  auto replay = std::make_shared<ReplayCommandRunner>();
-  auto bmc = std::make_shared<SlowBmc>(replay);
-  InterfaceDeps deps;
-  deps.commands = bmc;
-  TestApi api("[conductor]\nsync_power_state_interval = 60\n", deps);
-  REQUIRE(api.post("/v1/nodes", {{"driver", "ipmi"},
-                                 {"name", "bmc"},
-                                 {"uuid", std::string(kiln::test::kIpmiNodeUuid)},
-                                 {"driver_info", kiln::test::ipmiDriverInfo()}})
-              .status == 201);
+  SlowBmcApi fixture("[conductor]\nsync_power_state_interval = 60\n");
+  auto& [replay, bmc, api] = fixture;
   // Manage verifies the node: its recorded power state is "power off".
   expect(*replay, {"chassis", "power", "status"}, "power_status_off");
   REQUIRE(api.put("/v1/nodes/bmc/states/provision", {{"target", "manage"}}).status == 202);
@@ -181,16 +195,8 @@ TEST_CASE("a flow whose node was taken over meanwhile drops its results instead 
           "[server][conductor][node_lock][multi]") {
   // A conductor cut off from the database's heartbeats carries on with a slow BMC while another
   // takes its node over; when the BMC answers, the first must not write over the takeover.
-  auto replay = std::make_shared<ReplayCommandRunner>();
-  auto bmc = std::make_shared<SlowBmc>(replay);
-  InterfaceDeps deps;
-  deps.commands = bmc;
-  TestApi api("", deps);
-  REQUIRE(api.post("/v1/nodes", {{"driver", "ipmi"},
-                                 {"name", "bmc"},
-                                 {"uuid", std::string(kiln::test::kIpmiNodeUuid)},
-                                 {"driver_info", kiln::test::ipmiDriverInfo()}})
-              .status == 201);
+  SlowBmcApi fixture("");
+  auto& [replay, bmc, api] = fixture;
   expect(*replay, {"chassis", "power", "status"}, "power_status_off");
   bmc->arm({"chassis", "power", "status"});
   REQUIRE(api.put("/v1/nodes/bmc/states/provision", {{"target", "manage"}}).status == 202);
