@@ -79,6 +79,12 @@ Error takenOverError(const std::string& uuid, const Record& stored, const std::s
                                         "); that work's results are dropped."};
 }
 
+/// driver_internal_info key of a power action a server received for a node another conductor
+/// owns: {"target", "timeout", "user"}. The receiving server reserves the node in the owner's
+/// name with this note (changePower); the owner's periodic pass claims and runs it
+/// (pickUpHandedOffPower).
+constexpr const char* kHandedOffPower = "handed_off_power";
+
 bool isTakenOver(const Error& error) {
   return error.code == ErrorCode::Conflict &&
          error.message.find(" was taken over while conductor ") != std::string::npos;
@@ -192,6 +198,7 @@ Result<void> Conductor::start(bool periodicThread) {
   pool_ = std::make_unique<WorkerPool>(deps_.config.workersPoolSize);
   recoverAllocations();
   takeOverNodes();
+  pickUpHandedOffPower();
   pickUpHandedOffNodes();
   if (periodicThread) registry_.startHeartbeats();
   if (periodicThread && deps_.config.periodicInterval > 0) {
@@ -566,6 +573,7 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
 
 Result<void> Conductor::changePower(const std::string& uuid, const std::string& target,
                                     std::optional<int> timeoutSeconds, const std::string& user) {
+  bool mine = true;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     TaskContext task = KILN_TRY(loadTask(*tx, uuid));
@@ -588,11 +596,26 @@ Result<void> Conductor::changePower(const std::string& uuid, const std::string& 
     if (auto reason = driver.power->validate(task)) {
       return invalid("Failed to validate power for node " + uuid + ": " + *reason);
     }
+    const int timeout = timeoutSeconds.value_or(deps_.config.powerStateChangeTimeout);
+    // The node's conductor does the BMC I/O (its conductor group is the one that reaches the
+    // BMC): another server reserves the node in the owner's name and leaves it a note.
+    const std::string owner = registry_.ownerOf(node);
+    mine = owner == host();
     node.setText(kNodeTargetPowerState, target);
-    KILN_TRY_VOID(NodeLock::reserve(node, host()));
+    KILN_TRY_VOID(NodeLock::reserve(node, owner));
     node.setNull(kNodeLastError);
+    if (mine) {
+      task.internalInfo.erase(kHandedOffPower);
+    } else {
+      task.internalInfo[kHandedOffPower] = {{"target", target}, {"timeout", timeout}, {"user", user}};
+    }
     KILN_TRY_VOID(saveTask(*tx, task));
     KILN_TRY_VOID(tx->commit());
+    if (!mine) {
+      log_.info("power action handed to the node's conductor",
+                {{"node", uuid}, {"target", target}, {"conductor", owner}});
+      return {};
+    }
   }
   const int timeout = timeoutSeconds.value_or(deps_.config.powerStateChangeTimeout);
   submit(adoptLock(uuid, "power action " + target), [this, target, timeout, user](NodeLock& lock) {
@@ -905,6 +928,49 @@ void Conductor::pickUpHandedOffNodes() {
     if (!lock) continue;  // another conductor or the flow itself got there first
     log_.info("running a handed-off flow", {{"node", n.uuid()}});
     startFlow(std::move(*lock), true);
+  }
+}
+
+void Conductor::pickUpHandedOffPower() {
+  struct Pending {
+    std::string uuid;
+    std::string target;
+    int timeout = 0;
+    std::string user;
+  };
+  std::vector<std::string> noted;
+  forEachNode(deps_.storage,
+              {{ListFilter::Op::Equals, kNodeReservation, Value::text(host()), {}},
+               {ListFilter::Op::IsNotNull, kNodeTargetPowerState, {}, {}}},
+              [&](const Record& n) {
+                // This server's own power actions in progress carry no note.
+                if (objectField(n, kNodeDriverInternalInfo).contains(kHandedOffPower)) {
+                  noted.push_back(n.uuid());
+                }
+                return true;
+              });
+  for (const auto& uuid : noted) {
+    // Claimed in one transaction: the note goes, the reservation (already this server's) stays
+    // and the worker adopts it, so the action runs once however often this pass sees it.
+    auto claimed = [&]() -> Result<Pending> {
+      auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+      TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+      const json note = task.internalInfo.value(kHandedOffPower, json());
+      if (task.node.str(kNodeReservation) != host() || !note.is_object()) {
+        return conflict("the power action was claimed meanwhile");
+      }
+      Pending p{uuid, note.value("target", std::string()), note.value("timeout", 0),
+                note.value("user", std::string())};
+      task.internalInfo.erase(kHandedOffPower);
+      KILN_TRY_VOID(saveTask(*tx, task));
+      KILN_TRY_VOID(tx->commit());
+      return p;
+    }();
+    if (!claimed) continue;
+    if (claimed->timeout <= 0) claimed->timeout = deps_.config.powerStateChangeTimeout;
+    log_.info("running a handed-off power action", {{"node", uuid}, {"target", claimed->target}});
+    submit(adoptLock(uuid, "handed-off power action " + claimed->target),
+           [this, p = *claimed](NodeLock& lock) { powerAction(lock, p.target, p.timeout, p.user); });
   }
 }
 
@@ -1354,6 +1420,7 @@ void Conductor::runPeriodicTasks() {
     log_.warning("reading the conductors failed", {{"error", r.error().message}});
   }
   takeOverNodes();
+  pickUpHandedOffPower();
   pickUpHandedOffNodes();
   checkWaitingNodes();
   const int interval = deps_.config.syncPowerStateInterval;
@@ -1643,6 +1710,15 @@ void Conductor::recoverNode(const std::string& uuid, const std::string& reserved
   const bool reserved = !node[kNodeReservation].isNull();
   if (reserved && node.str(kNodeReservation) != reservedBy) return;
   if (!reserved && node[kNodeTargetPowerState].isNull()) return;
+  if (reserved && task->internalInfo.contains(kHandedOffPower)) {
+    // A power action handed to `reservedBy` that never started: the reservation was only the
+    // hand-off's, so nothing was interrupted. This conductor runs it (pickUpHandedOffPower).
+    if (reservedBy == host()) return;
+    node.setText(kNodeReservation, host());
+    if (saveTaskOver(**tx, *task, stored)) (void)(*tx)->commit();
+    log_.info("took over a handed-off power action", {{"node", uuid}, {"from", reservedBy}});
+    return;
+  }
   const std::string s = node.str(kNodeProvisionState);
   if (reserved && isWorkingState(s)) {
     const json clean = objectField(node, kNodeCleanStep);

@@ -214,6 +214,10 @@ class Conductor {
   /// The owner's side of the hand-off: nodes in a working state with no reservation that this
   /// server owns are locked and their flows run.
   void pickUpHandedOffNodes();
+  /// The owner's side of a power action another server received (changePower): nodes this
+  /// server holds reserved with driver_internal_info.handed_off_power are claimed (the note
+  /// removed in one transaction) and the action run under the adopted reservation.
+  void pickUpHandedOffPower();
   /// Takes over the nodes this server owns that a dead conductor left reserved (recoverNode).
   void takeOverNodes();
   /// Fails an interrupted flow of node `uuid` as a restart does, while `reservedBy` (this

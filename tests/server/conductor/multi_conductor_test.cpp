@@ -297,6 +297,72 @@ TEST_CASE("a handed-off flow keeps the user who asked for it for the node's hist
   CHECK(history[0]["event_type"] == "deploying");
 }
 
+TEST_CASE("a power action for a node another conductor owns is run by that conductor",
+          "[server][conductor][multi][power]") {
+  TestApi api("[conductor]\nnode_locked_retry_interval = 0\n");
+  beat(api, "kiln-b");
+  api.runPeriodic();
+  const std::string name = nodeOwnedBy(api, "power-handoff", "kiln-b");
+  mutate(api, name, [](Record& n) { n.setText(kNodePowerState, "power off"); });
+  // Accepted here; the BMC is the owner's to talk to (its conductor group reaches it): the node
+  // is reserved in kiln-b's name with a note of what to do.
+  REQUIRE(api.put("/v1/nodes/" + name + "/states/power", Json{{"target", "power on"}, {"timeout", 30}})
+              .status == 202);
+  Json n = node(api, name);
+  CHECK(n["power_state"] == "power off");
+  CHECK(n["target_power_state"] == "power on");
+  CHECK(n["reservation"] == "kiln-b");
+  CHECK(n["driver_internal_info"]["handed_off_power"] ==
+        Json{{"target", "power on"}, {"timeout", 30}, {"user", ""}});
+  // Locked for everyone meanwhile, as while a conductor carries a power action out.
+  CHECK(api.patch("/v1/nodes/" + name, Json::array({{{"op", "add"}, {"path", "/extra/a"}, {"value", 1}}}))
+            .status == 409);
+  api.runPeriodic();  // not this server's to run
+  CHECK(node(api, name)["power_state"] == "power off");
+  // kiln-b dies before claiming it: the action never started, so the new owner runs it rather
+  // than failing it as an interrupted one.
+  api.clock().advance(std::chrono::seconds(61));
+  api.runPeriodic();
+  n = node(api, name);
+  CHECK(n["power_state"] == "power on");
+  CHECK(n["target_power_state"].is_null());
+  CHECK(n["reservation"].is_null());
+  CHECK(n["last_error"].is_null());
+  CHECK_FALSE(n["driver_internal_info"].contains("handed_off_power"));
+}
+
+TEST_CASE("a conductor runs the power actions other servers handed to it, once each",
+          "[server][conductor][multi][power]") {
+  TestApi api;
+  api.createNode({{"name", "handed"}});
+  api.createNode({{"name", "own"}});
+  const std::string self = node(api, "handed")["conductor"];
+  // Another server handed "handed" over (its note); "own" is an action of this server's own
+  // that a worker is still carrying out (no note): the pass must leave it alone.
+  mutate(api, "handed", [&](Record& n) {
+    n.setText(kNodePowerState, "power off");
+    n.setText(kNodeTargetPowerState, "power on");
+    n.setText(kNodeReservation, self);
+    n.setText(kNodeDriverInternalInfo,
+              R"({"handed_off_power": {"target": "power on", "timeout": 30, "user": "admin"}})");
+  });
+  mutate(api, "own", [&](Record& n) {
+    n.setText(kNodePowerState, "power off");
+    n.setText(kNodeTargetPowerState, "power on");
+    n.setText(kNodeReservation, self);
+  });
+  api.runPeriodic();
+  Json n = node(api, "handed");
+  CHECK(n["power_state"] == "power on");
+  CHECK(n["reservation"].is_null());
+  CHECK(n["target_power_state"].is_null());
+  CHECK(n["driver_internal_info"] == Json::object());
+  n = node(api, "own");
+  CHECK(n["power_state"] == "power off");
+  CHECK(n["reservation"] == self);
+  CHECK(n["target_power_state"] == "power on");
+}
+
 TEST_CASE("the live owners take over what a dead conductor left reserved",
           "[server][conductor][multi]") {
   TestApi api;
