@@ -1,0 +1,459 @@
+// File: server/conductor/conductor_periodic.cpp
+//
+// The conductor's periodic side: the pass that runs every `[conductor] periodic_interval`
+// (the conductor ring, takeovers, hand-offs from other servers, wait-state timers, the
+// power-state sync) and the recovery of what this server or a dead conductor left behind.
+// Requests live in conductor.cpp, the flows' steps in conductor.cpp and the agent's side in
+// conductor_agent.cpp.
+#include <chrono>
+
+#include "server/conductor/conductor.h"
+#include "server/conductor/conductor_detail.h"
+#include "server/model/node.h"
+#include "server/model/provision_state.h"
+#include "server/model/resources.h"
+#include "shared/json/json_util.h"
+
+namespace kiln::server {
+
+using namespace detail;
+using nlohmann::json;
+using Mode = Storage::Mode;
+
+void Conductor::pickUpHandedOffNodes() {
+  std::vector<Record> candidates;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return;
+    ListQuery q;
+    q.limit = 0;
+    ListFilter working{ListFilter::Op::In, kNodeProvisionState, {}, {}};
+    for (auto s : state::kWorkingStates) working.values.emplace_back(s);
+    q.filters.push_back(std::move(working));
+    q.filters.push_back({ListFilter::Op::IsNull, kNodeReservation, {}, {}});
+    auto nodes = (*tx)->nodes().list(q);
+    if (!nodes) return;
+    candidates = std::move(*nodes);
+  }
+  for (const auto& n : candidates) {
+    if (!registry_.owns(n)) continue;
+    auto lock = lockNode(n.uuid(), "handed-off flow", [](const Record& node) -> Result<void> {
+      if (!isWorkingState(node.str(kNodeProvisionState))) {
+        return conflict("the flow moved on meanwhile");
+      }
+      return {};
+    });
+    if (!lock) continue;  // another conductor or the flow itself got there first
+    log_.info("running a handed-off flow", {{"node", n.uuid()}});
+    startFlow(std::move(*lock), true);
+  }
+}
+
+void Conductor::pickUpHandedOffPower() {
+  struct Pending {
+    std::string uuid;
+    std::string target;
+    int timeout = 0;
+    std::string user;
+  };
+  std::vector<std::string> noted;
+  forEachNode(deps_.storage,
+              {{ListFilter::Op::Equals, kNodeReservation, Value::text(host()), {}},
+               {ListFilter::Op::IsNotNull, kNodeTargetPowerState, {}, {}}},
+              [&](const Record& n) {
+                // This server's own power actions in progress carry no note.
+                if (objectField(n, kNodeDriverInternalInfo).contains(kHandedOffPower)) {
+                  noted.push_back(n.uuid());
+                }
+                return true;
+              });
+  for (const auto& uuid : noted) {
+    // Claimed in one transaction: the note goes, the reservation (already this server's) stays
+    // and the worker adopts it, so the action runs once however often this pass sees it.
+    auto claimed = [&]() -> Result<Pending> {
+      auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+      TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+      const json note = task.internalInfo.value(kHandedOffPower, json());
+      if (task.node.str(kNodeReservation) != host() || !note.is_object()) {
+        return conflict("the power action was claimed meanwhile");
+      }
+      Pending p{uuid, note.value("target", std::string()), note.value("timeout", 0),
+                note.value("user", std::string())};
+      task.internalInfo.erase(kHandedOffPower);
+      KILN_TRY_VOID(saveTask(*tx, task));
+      KILN_TRY_VOID(tx->commit());
+      return p;
+    }();
+    if (!claimed) continue;
+    if (claimed->timeout <= 0) claimed->timeout = deps_.config.powerStateChangeTimeout;
+    log_.info("running a handed-off power action", {{"node", uuid}, {"target", claimed->target}});
+    submit(adoptLock(uuid, "handed-off power action " + claimed->target),
+           [this, p = *claimed](NodeLock& lock) { powerAction(lock, p.target, p.timeout, p.user); });
+  }
+}
+
+void Conductor::runPeriodicTasks() {
+  if (auto r = registry_.refresh(); !r) {
+    log_.warning("reading the conductors failed", {{"error", r.error().message}});
+  }
+  takeOverNodes();
+  pickUpHandedOffPower();
+  pickUpHandedOffNodes();
+  checkWaitingNodes();
+  const int interval = deps_.config.syncPowerStateInterval;
+  if (interval > 0) {
+    const auto now = deps_.clock.monotonic();
+    if (!powerSyncDone_ || now - lastPowerSync_ >= std::chrono::seconds(interval)) {
+      powerSyncDone_ = true;
+      lastPowerSync_ = now;
+      syncPowerStates();
+    }
+  }
+}
+
+void Conductor::checkWaitingNodes() {
+  std::vector<Record> waiting;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return;
+    ListQuery q;
+    q.limit = 0;
+    q.filters.push_back({ListFilter::Op::In, kNodeProvisionState, {},
+                         {std::string(state::kCleanWait), std::string(state::kDeployWait),
+                          std::string(state::kInspectWait), std::string(state::kServiceWait)}});
+    auto nodes = (*tx)->nodes().list(q);
+    if (!nodes) return;
+    waiting = std::move(*nodes);
+  }
+  const auto now = deps_.clock.now();
+  const auto nowSeconds = std::chrono::system_clock::to_time_t(now);
+  for (const auto& node : waiting) {
+    if (!node[kNodeReservation].isNull() || !registry_.owns(node)) continue;
+    const json info = objectField(node, kNodeDriverInternalInfo);
+    if (info.contains("wait_until") && info["wait_until"].is_number_integer()) {
+      if (info["wait_until"].get<int64_t>() <= nowSeconds) (void)resume(node.uuid(), true);
+      continue;
+    }
+    const bool clean = node.str(kNodeProvisionState) == state::kCleanWait ||
+                       node.str(kNodeProvisionState) == state::kServiceWait;
+    const bool inspect = node.str(kNodeProvisionState) == state::kInspectWait;
+    const int timeout = inspect ? deps_.config.inspectWaitTimeout
+                        : clean ? deps_.config.cleanCallbackTimeout
+                                : deps_.config.deployCallbackTimeout;
+    if (timeout <= 0 || node[kNodeProvisionUpdatedAt].isNull()) continue;
+    const auto since = parseIsoTime(node.str(kNodeProvisionUpdatedAt));
+    if (!since || nowSeconds - *since < timeout) continue;
+    // Timed out: fail the node under its lock (if it is still free and still waiting there),
+    // naming the step it waited in.
+    const std::string waitState = node.str(kNodeProvisionState);
+    auto lock = lockNode(node.uuid(), "callback timeout", [&](const Record& row) -> Result<void> {
+      if (row.str(kNodeProvisionState) != waitState) return conflict("no longer " + waitState);
+      return {};
+    });
+    if (!lock) continue;
+    auto task = [&]() -> Result<TaskContext> {
+      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
+      return loadTask(*tx, node.uuid());
+    }();
+    if (!task) continue;
+    auto driver = driverFor(task->node);
+    if (!driver) continue;
+    task->driver = &*driver;
+    const auto failed = [&]() -> Result<Next> {
+      if (inspect) {
+        return failFlow(*task,
+                        "Timeout reached while inspecting node " + task->uuid() +
+                            ": its agent did not report the hardware inventory within " +
+                            std::to_string(timeout) + " seconds.",
+                        {}, history_event::kTransition);
+      }
+      const bool service = waitState == state::kServiceWait;
+      const json current = objectField(task->node, service ? kNodeServiceStep
+                                                   : clean ? kNodeCleanStep
+                                                           : kNodeDeployStep);
+      const std::string step = current.empty() ? "(none yet)" : stepName(current);
+      if (service) {
+        return failFlow(*task, "Timeout reached while servicing the node " + task->uuid() +
+                                   ". Failed on step " + step + ".");
+      }
+      return failFlow(*task, clean ? "Timeout reached while cleaning the node. Please check if the "
+                                     "ramdisk responsible for the cleaning is running on the node. "
+                                     "Failed on step " + step + "."
+                                   : "Timeout reached while waiting for callback for node " +
+                                         task->uuid() + " in deploy step " + step + ".");
+    }();
+    if (failed) lock->releasedInSave();  // failFlow's save gave the node up
+  }
+}
+
+void Conductor::syncPowerStates() {
+  const std::vector<ListFilter> filters = {
+      {ListFilter::Op::Equals, kNodeMaintenance, Value::boolean(false), {}},
+      {ListFilter::Op::IsNull, kNodeReservation, {}, {}}};
+  const auto started = std::chrono::steady_clock::now();
+  int64_t visited = 0;
+  forEachNode(deps_.storage, filters, [&](const Record& n) {
+    ++visited;
+    return syncPowerState(n);
+  });
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started).count();
+  log_.info("power state sync pass finished",
+             {{"nodes", std::to_string(visited)}, {"milliseconds", std::to_string(ms)}});
+}
+
+bool Conductor::syncPowerState(const Record& n) {
+  if (!deps_.drivers.find(n.str(kNodeDriver)) || !registry_.owns(n)) return true;
+  // Ironic's SYNC_EXCLUDED_STATES: nodes not yet verified, failed adoptions, and nodes
+  // waiting for their agent (which may be powering them on and off).
+  const std::string s = n.str(kNodeProvisionState);
+  if (s == state::kEnroll || s == state::kAdoptFailed || s == state::kDeployWait ||
+      s == state::kCleanWait || !n[kNodeTargetPowerState].isNull()) {
+    return true;
+  }
+  TaskContext task;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return false;
+    auto loaded = loadTask(**tx, n.uuid());
+    if (!loaded) return true;
+    task = std::move(*loaded);
+  }
+  // From here to the outcome's transaction no transaction is open: a slow BMC holds up this
+  // node's sync, not the API or the flows.
+  auto driver = driverFor(task.node);
+  if (!driver || driver->power->validate(task)) return true;  // not set up for power yet
+  task.driver = &*driver;
+  auto observed = driver->power->getPowerState(task);
+  // As Ironic's sync: once the power state is read, the boot mode and secure boot are cached.
+  const FieldMask bootFields = observed ? cacheBootMode(task) : FieldMask();
+  // 1.109: the health the management interface reports, read with the power state.
+  std::optional<std::optional<std::string>> health;
+  if (observed && deps_.config.enableHealthMonitoring && driver->management) {
+    if (auto h = driver->management->getHealth(task)) {
+      health = *h;
+    } else {
+      task.log.warning("cannot read the node's health", {{"error", h.error().message}});
+    }
+  }
+  const std::optional<std::string> recorded = task.node.optStr(kNodePowerState);
+  // force_power_state_during_sync puts the recorded state back, under the node's lock: taken
+  // only while the node is as it was read (free, out of maintenance, no power action running).
+  // 1.95: a node with disable_power_off is not forced back (it may be off by itself).
+  NodeLock lock;
+  std::optional<Result<void>> restored;
+  if (observed && recorded && *recorded != *observed && deps_.config.forcePowerStateDuringSync &&
+      !task.node.flag(kNodeDisablePowerOff)) {
+    auto acquired = lockNode(n.uuid(), "power state sync", [&](const Record& row) -> Result<void> {
+      if (row.flag(kNodeMaintenance) || !row[kNodeTargetPowerState].isNull() ||
+          row.optStr(kNodePowerState) != recorded ||
+          row.str(kNodeProvisionState) != task.node.str(kNodeProvisionState)) {
+        return conflict("Node " + n.uuid() + " changed while its power state was read.");
+      }
+      return {};
+    });
+    if (!acquired) return true;  // locked or changed meanwhile: the next pass looks again
+    lock = std::move(*acquired);
+    task.log.warning("power state differs from the recorded one; restoring it",
+                     {{"recorded", *recorded}, {"observed", *observed}});
+    restored = driver->power->setPowerState(
+        task, *recorded, std::chrono::seconds(deps_.config.powerStateChangeTimeout));
+    if (!*restored) {
+      task.log.warning("restoring the power state failed", {{"error", restored->error().message}});
+    }
+  }
+  // The outcome, in one short transaction that re-checks the node first: free (or reserved by
+  // this sync's lock), out of maintenance, its recorded power state unchanged.
+  auto tx = deps_.storage.begin(Mode::Write);
+  if (!tx) return false;
+  auto current = loadTask(**tx, n.uuid());
+  if (!current || current->node.flag(kNodeMaintenance)) return true;
+  const bool reserved = !current->node[kNodeReservation].isNull();
+  if (reserved && !(lock.held() && current->node.str(kNodeReservation) == host())) return true;
+  if (current->node.optStr(kNodePowerState) != recorded) return true;
+  const int failures = current->internalInfo.value("power_sync_failures", 0);
+  FieldMask extra;
+  std::optional<HistoryEvent> journal;
+  if (!observed) {
+    current->internalInfo["power_sync_failures"] = failures + 1;
+    if (failures + 1 >= deps_.config.powerStateSyncMaxRetries) {
+      current->node.setBool(kNodeMaintenance, true);
+      current->node.setText(kNodeMaintenanceReason,
+                            "During sync_power_state, max retries exceeded for node " + n.uuid() +
+                                ". Switching node to maintenance mode. Error: " + observed.error().message);
+      current->node.setText(kNodeFault, "power failure");
+      current->internalInfo.erase("power_sync_failures");
+      extra.set(kNodeMaintenance).set(kNodeMaintenanceReason);
+      current->log.error("power state sync failed; node put in maintenance",
+                         {{"error", observed.error().message}});
+      journal = HistoryEvent{current->node.str(kNodeMaintenanceReason),
+                             std::string(history_event::kMonitoring),
+                             "ERROR",
+                             {}};
+    }
+  } else {
+    current->internalInfo.erase("power_sync_failures");
+    for (size_t f : {kNodeBootMode, kNodeSecureBoot}) {
+      if (bootFields.test(f)) current->node[f] = task.node[f];
+    }
+    extra |= bootFields;
+    if (health && current->node.optStr(kNodeHealth) != *health) {
+      const std::string before = current->node.optStr(kNodeHealth).value_or("None");
+      if (*health) {
+        current->node.setText(kNodeHealth, **health);
+      } else {
+        current->node.setNull(kNodeHealth);
+      }
+      extra.set(kNodeHealth);
+      const std::string after = health->value_or("None");
+      const bool bad = after == "Warning" || after == "Critical";
+      if (bad) current->log.warning("node health changed", {{"from", before}, {"to", after}});
+      journal = HistoryEvent{"Node health changed from " + before + " to " + after,
+                             std::string(history_event::kMonitoring), bad ? "WARNING" : "INFO",
+                             {}, std::nullopt};
+    }
+    if (!recorded) {
+      current->node.setText(kNodePowerState, *observed);
+    } else if (*recorded != *observed) {
+      if (restored) {
+        // Restored: the recorded state stands; otherwise the BMC's is recorded.
+        if (!*restored) current->node.setText(kNodePowerState, *observed);
+      } else {
+        current->log.warning("power state changed outside Kiln",
+                             {{"recorded", *recorded}, {"observed", *observed}});
+        current->node.setText(kNodePowerState, *observed);
+      }
+    } else if (bootFields.none() && !extra.test(kNodeHealth)) {
+      return true;
+    }
+  }
+  // The restore's lock is given up in the same save that records its outcome.
+  if (lock.held()) current->node.setNull(kNodeReservation);
+  if (!saveTask(**tx, *current, extra)) return true;
+  if (journal && !recordHistory(**tx, current->node.id(), *journal)) return true;
+  if ((*tx)->commit()) lock.releasedInSave();
+  return true;
+}
+
+void Conductor::recoverInterruptedNodes() {
+  // What this server left behind when it stopped: its own reservations (whatever the ring says
+  // now: nobody else takes over a live conductor's nodes) and, on its own nodes, power actions
+  // no one is carrying out. Flows handed off in a working state are picked up afterwards.
+  std::vector<std::string> uuids;
+  const auto collect = [&](const Record& n) {
+    uuids.push_back(n.uuid());
+    return true;
+  };
+  forEachNode(deps_.storage, {{ListFilter::Op::Equals, kNodeReservation, Value::text(host()), {}}},
+              collect);
+  forEachNode(deps_.storage,
+              {{ListFilter::Op::IsNull, kNodeReservation, {}, {}},
+               {ListFilter::Op::IsNotNull, kNodeTargetPowerState, {}, {}}},
+              [&](const Record& n) { return registry_.owns(n) ? collect(n) : true; });
+  for (const auto& uuid : uuids) recoverNode(uuid, host(), "kiln-server stopped");
+}
+
+void Conductor::takeOverNodes() {
+  const auto dead = registry_.deadConductors();
+  if (dead.empty()) return;
+  std::vector<Record> reserved;
+  {
+    auto tx = deps_.storage.begin(Mode::Read);
+    if (!tx) return;
+    ListQuery q;
+    q.limit = 0;
+    q.filters.push_back({ListFilter::Op::In, kNodeReservation, {}, dead});
+    auto nodes = (*tx)->nodes().list(q);
+    if (!nodes) return;
+    reserved = std::move(*nodes);
+  }
+  for (const auto& n : reserved) {
+    if (!registry_.owns(n)) continue;
+    const std::string from = n.str(kNodeReservation);
+    log_.warning("taking over a node from a dead conductor", {{"node", n.uuid()}, {"conductor", from}});
+    recoverNode(n.uuid(), from, "conductor " + from + " stopped heartbeating");
+  }
+}
+
+void Conductor::recoverNode(const std::string& uuid, const std::string& reservedBy,
+                            const std::string& who) {
+  auto tx = deps_.storage.begin(Mode::Write);
+  if (!tx) return;
+  auto task = loadTask(**tx, uuid);
+  if (!task) return;
+  Record& node = task->node;
+  const Record stored = node;  // saved over without a second read (same transaction)
+  // Re-checked under the row's lock: the reservation may have moved on since it was listed.
+  const bool reserved = !node[kNodeReservation].isNull();
+  if (reserved && node.str(kNodeReservation) != reservedBy) return;
+  if (!reserved && node[kNodeTargetPowerState].isNull()) return;
+  if (reserved && task->internalInfo.contains(kHandedOffPower)) {
+    // A power action handed to `reservedBy` that never started: the reservation was only the
+    // hand-off's, so nothing was interrupted. This conductor runs it (pickUpHandedOffPower).
+    if (reservedBy == host()) return;
+    node.setText(kNodeReservation, host());
+    if (saveTaskOver(**tx, *task, stored)) (void)(*tx)->commit();
+    log_.info("took over a handed-off power action", {{"node", uuid}, {"from", reservedBy}});
+    return;
+  }
+  const std::string s = node.str(kNodeProvisionState);
+  if (reserved && isWorkingState(s)) {
+    const json clean = objectField(node, kNodeCleanStep);
+    const json deploy = objectField(node, kNodeDeployStep);
+    const json& step = s == state::kCleaning ? clean : deploy;
+    std::string msg = who + " while the node was " + s;
+    if (!step.empty()) msg += " (at step " + stepName(step) + ")";
+    msg += "; the operation was not completed. ";
+    if (s == state::kCleaning) msg += "Use \"manage\" and try again.";
+    else if (s == state::kDeploying) msg += "Deploy again or undeploy.";
+    else if (s == state::kDeleting) msg += "Undeploy again.";
+    else if (s == state::kVerifying) msg += "Use \"manage\" again.";
+    else if (s == state::kInspecting) msg += "Inspect again or use \"manage\".";
+    else if (s == state::kRescuing) msg += "Rescue again, unrescue or undeploy.";
+    else if (s == state::kUnrescuing) msg += "Unrescue again, rescue or undeploy.";
+    else if (s == state::kServicing) msg += "Service again or abort.";
+    else msg += "Adopt again or use \"manage\".";
+    transition(*task, "fail");
+    node.setText(kNodeLastError, msg);
+    node.setNull(kNodeTargetProvisionState);
+    if (s == state::kCleaning) node.setText(kNodeCleanStep, "{}");
+    log_.warning("failed an interrupted flow", {{"node", uuid}, {"state", s}, {"by", who}});
+  }
+  if (!node[kNodeTargetPowerState].isNull()) {
+    if (node[kNodeLastError].isNull()) {
+      node.setText(kNodeLastError, who + " during a power action (target " +
+                                       node.str(kNodeTargetPowerState) + "); retry it.");
+    }
+    node.setNull(kNodeTargetPowerState);
+  }
+  node.setNull(kNodeReservation);
+  if (!saveTaskOver(**tx, *task, stored)) return;
+  // Ironic journals nodes it fails at start-up as a "transition".
+  if (!node[kNodeLastError].isNull() && node.str(kNodeLastError) != stored.str(kNodeLastError) &&
+      !recordHistory(
+          **tx, node.id(),
+          {node.str(kNodeLastError), std::string(history_event::kTransition), "ERROR", {}})) {
+    return;
+  }
+  (void)(*tx)->commit();
+}
+
+void Conductor::periodicLoop() {
+  std::unique_lock<std::mutex> lock(periodicMutex_);
+  while (!stopping_) {
+    periodicWake_.wait_for(lock, std::chrono::seconds(deps_.config.periodicInterval),
+                           [this] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+    try {
+      runPeriodicTasks();
+    } catch (const std::exception& e) {  // the periodic thread's boundary, like the pool's
+      log_.error("periodic tasks threw; the next pass runs as usual", {{"error", e.what()}});
+    } catch (...) {
+      log_.error("periodic tasks threw something that is not a std::exception");
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace kiln::server
