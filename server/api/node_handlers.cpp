@@ -505,6 +505,11 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
                       " can only be made protected in provision states 'active' or 'rescue', the "
                       "current state is '" + provState + "'");
     }
+    if (node.flag(kNodeRetired) && !before.flag(kNodeRetired) && provState == state::kAvailable) {
+      // Ironic's _check_update_retired: an available node would be scheduled meanwhile.
+      return conflict("Node " + before.uuid() + " can not have 'retired' set in provision state "
+                      "'available', the current state is '" + provState + "'");
+    }
     if (patchTouches(patch, "retired_reason") && !node.flag(kNodeRetired) &&
         !node[kNodeRetiredReason].isNull()) {
       return invalid("Cannot set retired_reason without retired set to True");

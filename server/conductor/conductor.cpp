@@ -644,7 +644,9 @@ void Conductor::powerAction(NodeLock& lock, const std::string& target, int timeo
       done = driver->power->setPowerState(task, target, timeout);
     }
     if (done) {
-      if (auto state = driver->power->getPowerState(task)) task.node.setText(kNodePowerState, *state);
+      if (auto state = driver->power->getPowerState(task); state && *state) {
+        task.node.setText(kNodePowerState, **state);
+      }
     }
   }
   std::optional<HistoryEvent> failure;
@@ -1037,7 +1039,11 @@ Result<Conductor::Next> Conductor::doVerify(TaskContext& task) {
     return failFlow(task, "Failed to verify node " + task.uuid() + ": cannot read its power state: " +
                               power.error().message);
   }
-  task.node.setText(kNodePowerState, *power);
+  if (*power) {
+    task.node.setText(kNodePowerState, **power);
+  } else {
+    task.node.setNull(kNodePowerState);
+  }
   const FieldMask bootFields = cacheBootMode(task);  // as Ironic's verify
   cacheBiosSettings(task);  // as Ironic's do_node_verify
   cacheFirmwareComponents(task, deps_.storage, deps_.clock);

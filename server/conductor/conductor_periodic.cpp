@@ -224,7 +224,10 @@ bool Conductor::syncPowerState(const Record& n) {
   auto driver = driverFor(task.node);
   if (!driver || driver->power->validate(task)) return true;  // not set up for power yet
   task.driver = &*driver;
-  auto observed = driver->power->getPowerState(task);
+  auto read = driver->power->getPowerState(task);
+  if (read && !*read) return true;  // not known (the fake before its power was set): nothing to sync
+  const Result<std::string> observed =
+      read ? Result<std::string>(**read) : Result<std::string>(std::unexpected(read.error()));
   // As Ironic's sync: once the power state is read, the boot mode and secure boot are cached.
   const FieldMask bootFields = observed ? cacheBootMode(task) : FieldMask();
   // 1.109: the health the management interface reports, read with the power state.

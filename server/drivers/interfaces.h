@@ -132,8 +132,9 @@ class HardwareInterface {
 class PowerInterface : public HardwareInterface {
  public:
   InterfaceType type() const override { return InterfaceType::Power; }
-  /// The BMC's power state: "power on" or "power off".
-  virtual Result<std::string> getPowerState(TaskContext& task) = 0;
+  /// The BMC's power state: "power on" or "power off"; nullopt when it is not known (Ironic's
+  /// NOSTATE: the fake's machine before its power was first set).
+  virtual Result<std::optional<std::string>> getPowerState(TaskContext& task) = 0;
   /// Sets "power on", "power off" or "soft power off" and waits (through task.clock) until
   /// the BMC reports it, up to `timeout` (DeadlineExceeded).
   virtual Result<void> setPowerState(TaskContext& task, std::string_view target,

@@ -20,10 +20,10 @@ StepHandler noop() {
 class FakePower final : public PowerInterface {
  public:
   std::string_view name() const override { return "fake"; }
-  Result<std::string> getPowerState(TaskContext& task) override {
-    // The node record is the fake machine: its power state is whatever was last set.
-    const auto state = task.node.optStr(kNodePowerState);
-    return state ? *state : std::string(state::kPowerOff);
+  Result<std::optional<std::string>> getPowerState(TaskContext& task) override {
+    // The node record is the fake machine: its power state is whatever was last set, unknown
+    // (null) until then, as Ironic's fake power interface.
+    return task.node.optStr(kNodePowerState);
   }
   Result<void> setPowerState(TaskContext& task, std::string_view target,
                              std::chrono::seconds) override {

@@ -13,7 +13,7 @@ std::optional<std::string> IpmitoolPower::validate(const TaskContext& task) cons
   return std::nullopt;
 }
 
-Result<std::string> IpmitoolPower::getPowerState(TaskContext& task) {
+Result<std::optional<std::string>> IpmitoolPower::getPowerState(TaskContext& task) {
   return ipmitool_.powerStatus(task);
 }
 

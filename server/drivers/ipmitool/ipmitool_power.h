@@ -35,7 +35,7 @@ class IpmitoolPower final : public PowerInterface {
 
   /// "power on" or "power off" as the BMC reports it. Errors as Ipmitool::run, plus Internal
   /// for output that is not a power status.
-  Result<std::string> getPowerState(TaskContext& task) override;
+  Result<std::optional<std::string>> getPowerState(TaskContext& task) override;
 
   /// Sends the chassis control for `target` ("power on", "power off", "soft power off") and
   /// polls until the BMC reports it (soft power off: "power off"). InvalidArgument for another

@@ -66,7 +66,7 @@ std::optional<std::string> RedfishPower::validate(const TaskContext& task) const
   return validateRedfishDriverInfo(task);
 }
 
-Result<std::string> RedfishPower::getPowerState(TaskContext& task) {
+Result<std::optional<std::string>> RedfishPower::getPowerState(TaskContext& task) {
   auto target = KILN_TRY(connectRedfish(http_, task));
   const json system = KILN_TRY(target.client->get(target.systemPath));
   const auto state = powerStateOf(system);

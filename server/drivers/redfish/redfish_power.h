@@ -29,7 +29,7 @@ class RedfishPower final : public PowerInterface {
   std::optional<std::string> validate(const TaskContext& task) const override;
   /// "power on" for PowerState On or PoweringOn, "power off" for Off or PoweringOff (the state
   /// the machine is heading to). Internal for any other PowerState.
-  Result<std::string> getPowerState(TaskContext& task) override;
+  Result<std::optional<std::string>> getPowerState(TaskContext& task) override;
   /// "power on" (Reset On), "power off" (ForceOff), "soft power off" (GracefulShutdown);
   /// "rebooting" and "soft rebooting" are passed to reboot(). Nothing is sent when the System
   /// is already in (or heading to) the target state. Waits up to `timeout` for the final
