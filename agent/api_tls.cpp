@@ -143,7 +143,7 @@ Result<HttpResponse> TlsDefaultsHttpClient::explain(Result<HttpResponse> result,
                                                     const HttpRequest& sent) const {
   if (result || sent.url.rfind("https://", 0) != 0) return result;
   Error e = result.error();
-  if (e.message.find("TLS handshake") != std::string::npos && sent.verifyTls) {
+  if (e.is(Reason::TlsHandshake) && sent.verifyTls) {
     const std::string trusted =
         sent.caFile == defaults_.caFile ? defaults_.trusted : "the CA file " + sent.caFile;
     e.message += "; the server's certificate was checked against " + trusted;

@@ -93,16 +93,7 @@ Result<std::vector<std::string>> resolveCandidates(Transaction& tx,
 
 /// Ironic's messages for a duplicate allocation name or UUID (409).
 Error duplicate(const Error& error, const Record& a) {
-  if (error.code != ErrorCode::AlreadyExists) return error;
-  if (error.message == "name") {
-    return {ErrorCode::AlreadyExists,
-            "An allocation with name " + a.str(kAllocName) + " already exists."};
-  }
-  if (error.message == "uuid") {
-    return {ErrorCode::AlreadyExists, "An allocation with UUID " + a.uuid() + " already exists."};
-  }
-  return {ErrorCode::AlreadyExists,
-          "An allocation with this " + error.message + " already exists."};
+  return uniqueViolation(error, "allocation", a, schemaOf(Resource::Allocation));
 }
 
 Result<ApiResponse> renderOne(const RequestContext& ctx, const Record& a, int status,

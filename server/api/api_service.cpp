@@ -66,7 +66,7 @@ std::string baseUrlFor(const Config& config, const ApiRequest& request) {
 
 /// Ironic's lock acquisition for requests that change a node (every credentialed write):
 /// `attempt` (one whole request, whose transaction is rolled back on failure) runs again while
-/// it fails only because the node is locked (isNodeLocked), up to [conductor]
+/// it fails only because the node is locked (Reason::NodeLocked), up to [conductor]
 /// node_locked_retry_attempts times in all, node_locked_retry_interval seconds apart (on
 /// deps.clock); then its 409 stands.
 template <typename F>
@@ -74,7 +74,7 @@ Result<ApiResponse> retryWhileLocked(const ApiDeps& deps, F&& attempt) {
   const int attempts = std::max(1, deps.config.nodeLockedRetryAttempts);
   for (int i = 1;; ++i) {
     Result<ApiResponse> result = attempt();
-    if (result || i >= attempts || !isNodeLocked(result.error())) return result;
+    if (result || i >= attempts || !result.error().is(Reason::NodeLocked)) return result;
     deps.clock.sleepFor(std::chrono::seconds(deps.config.nodeLockedRetryInterval));
   }
 }

@@ -4,6 +4,9 @@
 // looking up a node by the identifier rules of the API version.
 #pragma once
 
+#include <functional>
+#include <optional>
+
 #include <utility>
 
 #include "server/api/api_service.h"
@@ -35,9 +38,14 @@ Result<void> findNodeInto(Transaction& tx, const RequestContext& ctx, const std:
 /// Timestamp for created_at / updated_at.
 inline std::string timestamp(const ApiDeps& deps) { return formatIsoTime(deps.clock.now()); }
 
-/// Turns a unique-constraint failure (AlreadyExists with the column name) into the resource's
-/// 409 message; passes other errors through.
+/// Words a column's unique violation itself; nullopt leaves it to uniqueViolation's generic text.
+using UniqueWording = std::function<std::optional<std::string>(std::string_view column)>;
+
+/// Turns a unique-constraint failure (Reason::UniqueViolation, the column as subject) on
+/// `record` of `resource` ("node", "allocation", ...) into Ironic's 409 message ("A node with
+/// name X already exists.", "An allocation with UUID ..."); `special` may word some columns
+/// itself. Passes other errors through.
 Error uniqueViolation(const Error& error, std::string_view resource, const Record& record,
-                      const Schema& schema);
+                      const Schema& schema, const UniqueWording& special = {});
 
 }  // namespace kiln::server

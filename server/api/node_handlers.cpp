@@ -229,20 +229,32 @@ Result<Record> findNode(Transaction& tx, const RequestContext& ctx, const std::s
 }
 
 Error uniqueViolation(const Error& error, std::string_view resource, const Record& record,
-                      const Schema& schema) {
-  if (error.code != ErrorCode::AlreadyExists) return error;
-  const int idx = schema.indexOf(error.message);
-  const std::string value = idx >= 0 ? record.str(static_cast<size_t>(idx)) : "";
-  const std::string r(resource);
-  if (error.message == "uuid") return {ErrorCode::AlreadyExists, "A " + r + " with UUID " + value + " already exists."};
-  if (error.message == "name") return {ErrorCode::AlreadyExists, "A " + r + " with name " + value + " already exists."};
-  if (error.message == "address") return {ErrorCode::AlreadyExists, "A " + r + " with MAC address " + value + " already exists."};
-  if (error.message == "instance_uuid") {
-    return {ErrorCode::AlreadyExists, "Instance " + value +
-                                          " is already associated with a node, it cannot be "
-                                          "associated with this other node " + record.uuid()};
+                      const Schema& schema, const UniqueWording& special) {
+  if (!error.is(Reason::UniqueViolation)) return error;
+  const std::string& column = error.subject;
+  const auto conflict = [&](std::string message) {
+    return Error{ErrorCode::AlreadyExists, std::move(message), Reason::UniqueViolation, column};
+  };
+  if (special) {
+    if (auto worded = special(column)) return conflict(std::move(*worded));
   }
-  return {ErrorCode::AlreadyExists, "A " + r + " with this " + error.message + " already exists."};
+  const int idx = schema.indexOf(column);
+  const std::string value = idx >= 0 ? record.str(static_cast<size_t>(idx)) : "";
+  const std::string what = std::string(std::string_view("aeiou").find(resource.front()) !=
+                                               std::string_view::npos
+                                           ? "An "
+                                           : "A ") +
+                           std::string(resource);
+  if (column == "uuid") return conflict(what + " with UUID " + value + " already exists.");
+  if (column == "name") return conflict(what + " with name " + value + " already exists.");
+  if (column == "address") return conflict(what + " with MAC address " + value + " already exists.");
+  if (column == "instance_uuid") {
+    return conflict("Instance " + value +
+                    " is already associated with a node, it cannot be associated with this "
+                    "other node " +
+                    record.uuid());
+  }
+  return conflict(what + " with this " + column + " already exists.");
 }
 
 std::string NodeHandlers::renderFull(const RequestContext& ctx, Transaction& tx, const Record& node) {
@@ -360,13 +372,7 @@ Result<void> NodeHandlers::checkCommonFields(Transaction& tx, Record& node, cons
   }
   KILN_TRY_VOID(validateConductorGroup(node));
   if (!node[kNodeName].isNull()) {
-    if (auto nameOk = validateNodeName(node.str(kNodeName)); !nameOk) {
-      if (nameOk.error().message.find("is reserved") != std::string::npos) {
-        return std::unexpected(nameOk.error());
-      }
-      if (creating) return invalid("Cannot create node with invalid name '" + node.str(kNodeName) + "'");
-      return invalid("Node " + ident + ": Cannot change name to invalid name '" + node.str(kNodeName) + "'");
-    }
+    KILN_TRY_VOID(validateNodeName(node.str(kNodeName), creating ? std::string_view() : ident));
   }
   if (node[kNodeDriver].isNull() || node.str(kNodeDriver).empty()) {
     return invalid("Schema error for " + std::string(creating ? "node" : "patch") +

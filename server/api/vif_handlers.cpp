@@ -151,7 +151,11 @@ Result<std::optional<PortLike>> chooseFree(NodePorts& all, const std::string& vi
 Result<void> saveInternal(Transaction& tx, PortLike& p, const std::string& now) {
   p.record->setText(p.field(kPortInternalInfo, kPgInternalInfo), p.internal.dump());
   p.record->setText(p.field(kPortUpdatedAt, kPgUpdatedAt), now);
-  return p.isGroup ? tx.portgroups().update(*p.record) : tx.ports().update(*p.record);
+  // The port (group) was read by a list: only the columns a VIF changes are written.
+  FieldMask changed;
+  changed.set(p.field(kPortInternalInfo, kPgInternalInfo)).set(p.field(kPortUpdatedAt, kPgUpdatedAt));
+  return p.isGroup ? tx.portgroups().updateFields(*p.record, changed)
+                   : tx.ports().updateFields(*p.record, changed);
 }
 
 /// The VIF body of a POST: {"id": UUID or name, ...} (extra keys allowed, as in Ironic).

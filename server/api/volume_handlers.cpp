@@ -179,19 +179,18 @@ Result<Record> findVolume(Transaction& tx, const VolumeKind& k, const std::strin
 
 /// Ironic's 409 texts for the unique constraints of the two tables.
 Error duplicate(const Error& error, const VolumeKind& k, const Record& r) {
-  if (error.code != ErrorCode::AlreadyExists) return error;
-  if (error.message == "uuid") {
-    return {ErrorCode::AlreadyExists,
-            "A " + std::string(k.action) + " with UUID " + r.uuid() + " already exists."};
-  }
-  if (k.resource == Resource::VolumeConnector) {
-    return {ErrorCode::AlreadyExists, "A volume connector with type " + r.str(kVcType) +
-                                          " and connector ID " + r.str(kVcConnectorId) +
-                                          " already exists."};
-  }
-  return {ErrorCode::AlreadyExists, "A volume target with boot index '" +
-                                        std::to_string(r[kVtBootIndex].i) +
-                                        "' for the same node already exists."};
+  return uniqueViolation(error, k.action, r, schemaOf(k.resource),
+                         [&](std::string_view column) -> std::optional<std::string> {
+                           if (column == "uuid") return std::nullopt;
+                           if (k.resource == Resource::VolumeConnector) {
+                             return "A volume connector with type " + r.str(kVcType) +
+                                    " and connector ID " + r.str(kVcConnectorId) +
+                                    " already exists.";
+                           }
+                           return "A volume target with boot index '" +
+                                  std::to_string(r[kVtBootIndex].i) +
+                                  "' for the same node already exists.";
+                         });
 }
 
 /// What Ironic's conductor checks before it changes or deletes a connector or target: it locks

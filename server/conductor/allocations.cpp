@@ -74,47 +74,77 @@ Result<std::vector<Record>> freePage(RecordStore& nodes, const std::vector<ListF
 
 }  // namespace
 
-Result<AllocationDecision> scheduleAllocation(Transaction& tx, Record& allocation,
-                                              std::mt19937_64& rng, const std::string& now) {
-  RecordStore& nodes = tx.nodes();
-  const std::vector<std::string> traits = allocationTraits(allocation);
-  std::vector<ListFilter> suitable = baseFilters(allocation);
-  if (!traits.empty()) suitable.push_back({Op::TraitsAll, kNodeId, {}, traits});
-  std::vector<ListFilter> free = suitable;
-  free.push_back({Op::IsNull, kNodeReservation, {}, {}});
+namespace {
 
-  AllocationDecision decision;
-  // A node named like the allocation goes first (Ironic 1.79), then a random free one.
-  std::optional<Record> chosen;
-  if (!allocation[kAllocName].isNull()) {
-    ListQuery byName;
-    byName.filters = free;
-    byName.filters.push_back({Op::Equals, kNodeName, allocation[kAllocName], {}});
-    byName.limit = 1;
-    auto named = KILN_TRY(nodes.list(byName));
-    if (!named.empty()) chosen = std::move(named.front());
+/// Why a candidate cannot be bound now, re-checked under its row lock (Ironic's _verify_node,
+/// plus the reservation its task lock implies): "" when it can.
+Result<std::string> lostBecause(Transaction& tx, const Record& allocation, const Record& node,
+                                const std::vector<std::string>& traits) {
+  if (!node[kNodeReservation].isNull()) return std::string("reserved by " + node.str(kNodeReservation));
+  if (node.flag(kNodeMaintenance)) return std::string("in maintenance");
+  if (!node[kNodeInstanceUuid].isNull()) return std::string("associated with an instance");
+  if (!node[kNodeAllocationUuid].isNull()) return std::string("bound to another allocation");
+  if (node.str(kNodeProvisionState) != state::kAvailable) return std::string("no longer available");
+  if (node[kNodePowerState].isNull()) return std::string("power state unknown");
+  if (node[kNodeResourceClass] != allocation[kAllocResourceClass]) {
+    return std::string("resource class changed");
   }
-  if (!chosen) {
-    auto page = KILN_TRY(freePage(nodes, free, rng));
-    if (!page.empty()) {
-      chosen = std::move(page[std::uniform_int_distribution<size_t>(0, page.size() - 1)(rng)]);
-    }
+  if (const auto candidates = allocationCandidates(allocation); !candidates.empty() &&
+      std::find(candidates.begin(), candidates.end(), node.uuid()) == candidates.end()) {
+    return std::string("not a candidate");
   }
-  if (chosen) {
-    if (auto bound = bindAllocation(tx, allocation, *chosen, now); !bound) {
-      if (bound.error().code != ErrorCode::AlreadyExists &&
-          bound.error().code != ErrorCode::Conflict) {
-        return std::unexpected(bound.error());
+  if (!allocation[kAllocOwner].isNull() && node[kNodeOwner] != allocation[kAllocOwner] &&
+      node[kNodeLessee] != allocation[kAllocOwner]) {
+    return std::string("owner changed");
+  }
+  if (!traits.empty()) {
+    const auto nodeTraits = KILN_TRY(tx.traits().get(node.id()));
+    for (const auto& t : traits) {
+      if (std::find(nodeTraits.begin(), nodeTraits.end(), t) == nodeTraits.end()) {
+        return std::string("traits changed");
       }
-      decision.error = bound.error().message;  // the allocation's UUID is another's instance
-      return decision;
     }
-    decision.kind = AllocationDecision::Kind::Allocated;
-    decision.nodeUuid = chosen->uuid();
-    return decision;
   }
+  return std::string();
+}
 
-  // Nothing free: say why, in Ironic's order (resource class and state, then traits, then locks).
+/// What trying one candidate came to.
+enum class Attempt { Bound, Lost, Gone, Failed };
+
+/// Tries to bind `candidateUuid` to allocation `uuid` in a write transaction of its own that
+/// re-reads both under their row locks. `failure` gets the allocation's error for Failed.
+Result<Attempt> tryCandidate(Storage& storage, const std::string& uuid,
+                             const std::string& candidateUuid, const std::string& now,
+                             std::string& failure) {
+  auto tx = KILN_TRY(storage.begin(Storage::Mode::Write));
+  auto allocation = KILN_TRY(tx->allocations().findBy(kAllocUuid, Value::text(uuid)));
+  if (!allocation || allocation->str(kAllocState) != allocation_state::kAllocating) {
+    return Attempt::Gone;
+  }
+  auto node = KILN_TRY(tx->nodes().findBy(kNodeUuid, Value::text(candidateUuid)));
+  if (!node) return Attempt::Lost;
+  if (!KILN_TRY(lostBecause(*tx, *allocation, *node, allocationTraits(*allocation))).empty()) {
+    return Attempt::Lost;
+  }
+  if (auto bound = bindAllocation(*tx, *allocation, *node, now); !bound) {
+    // The allocation's UUID is another node's instance: no node can take it.
+    if (bound.error().code == ErrorCode::Conflict ||
+        bound.error().code == ErrorCode::AlreadyExists) {
+      failure = bound.error().message;
+      return Attempt::Failed;
+    }
+    return std::unexpected(bound.error());
+  }
+  KILN_TRY_VOID(tx->commit());
+  return Attempt::Bound;
+}
+
+/// Why nothing is free for `allocation`, in Ironic's order (resource class and state, then
+/// traits, then locks).
+Result<AllocationDecision> nothingFree(RecordStore& nodes, const Record& allocation,
+                                       const std::vector<ListFilter>& suitable,
+                                       const std::vector<std::string>& traits) {
+  AllocationDecision decision;
   if (KILN_TRY(nodes.count(baseFilters(allocation))) == 0) {
     const std::string rc = allocation.str(kAllocResourceClass);
     decision.error = allocationCandidates(allocation).empty()
@@ -132,6 +162,72 @@ Result<AllocationDecision> scheduleAllocation(Transaction& tx, Record& allocatio
   decision.kind = AllocationDecision::Kind::Locked;
   decision.lockedCount = locked;
   return decision;
+}
+
+/// Bounds the passes of one scheduleAllocation: each pass binds or loses at least one candidate
+/// to another writer, so this is only a guard against a livelock.
+constexpr int kMaxPasses = 1000;
+
+}  // namespace
+
+Result<AllocationDecision> scheduleAllocation(Storage& storage, const std::string& uuid,
+                                              std::mt19937_64& rng, const Clock& clock) {
+  for (int pass = 0; pass < kMaxPasses; ++pass) {
+    // The candidates, listed without locks in a read transaction.
+    std::vector<std::string> candidates;
+    {
+      auto tx = KILN_TRY(storage.begin(Storage::Mode::Read));
+      RecordStore& nodes = tx->nodes();
+      auto allocation = KILN_TRY(tx->allocations().findBy(kAllocUuid, Value::text(uuid)));
+      if (!allocation || allocation->str(kAllocState) != allocation_state::kAllocating) {
+        return AllocationDecision{AllocationDecision::Kind::Gone, "", 0, ""};
+      }
+      const std::vector<std::string> traits = allocationTraits(*allocation);
+      std::vector<ListFilter> suitable = baseFilters(*allocation);
+      if (!traits.empty()) suitable.push_back({Op::TraitsAll, kNodeId, {}, traits});
+      std::vector<ListFilter> free = suitable;
+      free.push_back({Op::IsNull, kNodeReservation, {}, {}});
+      // A node named like the allocation goes first (Ironic 1.79), then the free ones in a
+      // random order, so that parallel allocations do not try the same nodes in turn.
+      if (!(*allocation)[kAllocName].isNull()) {
+        ListQuery byName;
+        byName.filters = free;
+        byName.filters.push_back({Op::Equals, kNodeName, (*allocation)[kAllocName], {}});
+        byName.limit = 1;
+        for (const auto& n : KILN_TRY(nodes.list(byName))) candidates.push_back(n.uuid());
+      }
+      auto page = KILN_TRY(freePage(nodes, free, rng));
+      std::shuffle(page.begin(), page.end(), rng);
+      for (const auto& n : page) {
+        if (std::find(candidates.begin(), candidates.end(), n.uuid()) == candidates.end()) {
+          candidates.push_back(n.uuid());
+        }
+      }
+      if (candidates.empty()) return nothingFree(nodes, *allocation, suitable, traits);
+    }
+    // Each candidate under its row lock, in a transaction of its own.
+    for (const auto& candidate : candidates) {
+      std::string failure;
+      auto attempt = tryCandidate(storage, uuid, candidate, formatIsoTime(clock.now()), failure);
+      if (!attempt) {
+        // Another writer got in the way (PostgreSQL: a deadlock or serialization failure):
+        // the candidate is lost like any other; anything else is the database failing.
+        if (attempt.error().is(Reason::DatabaseBusy)) continue;
+        return std::unexpected(attempt.error());
+      }
+      switch (*attempt) {
+        case Attempt::Bound:
+          return AllocationDecision{AllocationDecision::Kind::Allocated, candidate, 0, ""};
+        case Attempt::Gone: return AllocationDecision{AllocationDecision::Kind::Gone, "", 0, ""};
+        case Attempt::Failed:
+          return AllocationDecision{AllocationDecision::Kind::Failed, "", 0, failure};
+        case Attempt::Lost: break;
+      }
+    }
+    // Every listed candidate was lost to another writer: list again.
+  }
+  return internalError("allocation " + uuid + " lost every candidate node in " +
+                       std::to_string(kMaxPasses) + " passes");
 }
 
 Result<void> bindAllocation(Transaction& tx, Record& allocation, Record& node,
@@ -159,7 +255,9 @@ Result<void> bindAllocation(Transaction& tx, Record& allocation, Record& node,
   node.setText(kNodeInstanceUuid, allocation.uuid());
   node.setText(kNodeAllocationUuid, allocation.uuid());
   node.setText(kNodeUpdatedAt, now);
-  KILN_TRY_VOID(tx.nodes().update(node));
+  FieldMask changed;
+  changed.set(kNodeInstanceInfo).set(kNodeInstanceUuid).set(kNodeAllocationUuid).set(kNodeUpdatedAt);
+  KILN_TRY_VOID(tx.nodes().updateFields(node, changed));
   allocation.setText(kAllocState, std::string(allocation_state::kActive));
   allocation.setText(kAllocNodeUuid, node.uuid());
   allocation.setNull(kAllocLastError);
@@ -235,7 +333,9 @@ Result<void> releaseAllocation(Transaction& tx, const Record& allocation, const 
       node->setNull(kNodeAllocationUuid);
       if (node->str(kNodeInstanceUuid) == allocation.uuid()) node->setNull(kNodeInstanceUuid);
       node->setText(kNodeUpdatedAt, now);
-      KILN_TRY_VOID(tx.nodes().update(*node));
+      FieldMask changed;
+      changed.set(kNodeAllocationUuid).set(kNodeInstanceUuid).set(kNodeUpdatedAt);
+      KILN_TRY_VOID(tx.nodes().updateFields(*node, changed));
     }
   }
   return tx.allocations().remove(allocation.id());

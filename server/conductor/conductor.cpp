@@ -19,31 +19,19 @@
 namespace kiln::server {
 namespace detail {
 
-bool isWorkingState(std::string_view s) { return state::isWorkingState(s); }
-
-bool isWaitState(std::string_view s) { return state::isWaitState(s); }
-
-const FlowKeys& keysFor(StepKind kind) {
-  static const FlowKeys clean{"clean_steps", "clean_step_index", "clean_step_completed", kNodeCleanStep};
-  static const FlowKeys deploy{"deploy_steps", "deploy_step_index", "deploy_step_completed", kNodeDeployStep};
-  static const FlowKeys service{"service_steps", "service_step_index", "service_step_completed",
-                                kNodeServiceStep};
-  return kind == StepKind::Clean ? clean : kind == StepKind::Deploy ? deploy : service;
-}
-
 void clearFlow(nlohmann::json& info, StepKind kind) {
-  const auto& k = keysFor(kind);
+  const auto& k = flow::keysFor(kind);
   info.erase(k.steps);
   info.erase(k.index);
   info.erase(k.completed);
-  info.erase("wait_until");
+  info.erase(flow::kWaitUntil);
   if (kind == StepKind::Clean) {
-    info.erase("clean_steps_requested");
-    info.erase("abort_after");
+    info.erase(flow::kCleanStepsRequested);
+    info.erase(flow::kAbortAfter);
   } else if (kind == StepKind::Deploy) {
-    info.erase("user_deploy_steps");
+    info.erase(flow::kUserDeploySteps);
   } else {
-    info.erase("service_steps_requested");
+    info.erase(flow::kServiceStepsRequested);
   }
 }
 
@@ -73,53 +61,26 @@ void forEachNode(Storage& storage, const std::vector<ListFilter>& filters,
 
 }  // namespace detail
 
+namespace flow {
+
+const FlowKeys& keysFor(StepKind kind) {
+  static const FlowKeys clean{"clean_steps", "clean_step_index", "clean_step_completed",
+                              kNodeCleanStep};
+  static const FlowKeys deploy{"deploy_steps", "deploy_step_index", "deploy_step_completed",
+                               kNodeDeployStep};
+  static const FlowKeys service{"service_steps", "service_step_index", "service_step_completed",
+                                kNodeServiceStep};
+  return kind == StepKind::Clean ? clean : kind == StepKind::Deploy ? deploy : service;
+}
+
+}  // namespace flow
+
 namespace {
 
 using namespace detail;
 
 using nlohmann::json;
 using Mode = Storage::Mode;
-
-/// driver_internal_info key carrying the user who asked for a flow this server hands to the
-/// node's conductor (startFlow, mine = false), so that the owner's history names them; the
-/// owner's flow reads and drops it (advanceOnce).
-constexpr const char* kHandedOffUser = "handed_off_user";
-
-void noteHandOff(json& info, bool mine, const std::string& user) {
-  if (!mine && !user.empty()) {
-    info[kHandedOffUser] = user;
-  } else {
-    info.erase(kHandedOffUser);
-  }
-}
-
-/// Conflict: the node this conductor worked on under `heldBy`'s reservation now shows another
-/// (or none): a takeover happened meanwhile, and this conductor's results are dropped.
-Error takenOverError(const std::string& uuid, const Record& stored, const std::string& heldBy) {
-  const std::string now = stored[kNodeReservation].isNull() ? std::string("no reservation")
-                                                            : "reservation " + stored.str(kNodeReservation);
-  return Error{ErrorCode::Conflict, "Node " + uuid + " was taken over while conductor " + heldBy +
-                                        " worked on it (it now has " + now +
-                                        "); that work's results are dropped."};
-}
-
-bool isTakenOver(const Error& error) {
-  return error.code == ErrorCode::Conflict &&
-         error.message.find(" was taken over while conductor ") != std::string::npos;
-}
-
-/// The conductor-owned node fields saveTask() writes back.
-FieldMask ownedFields() {
-  FieldMask m;
-  for (size_t f : {kNodeProvisionState, kNodeTargetProvisionState, kNodeProvisionUpdatedAt,
-                   kNodeLastError, kNodeReservation, kNodeCleanStep, kNodeDeployStep,
-                   kNodePowerState, kNodeTargetPowerState, kNodeDriverInternalInfo,
-                   kNodeRaidConfig, kNodeFault, kNodeInspectionStartedAt,
-                   kNodeInspectionFinishedAt, kNodeBootMode, kNodeServiceStep}) {
-    m.set(f);
-  }
-  return m;
-}
 
 /// loadTask reads the JSON columns leniently (a corrupt one reads as {}); a flow must not run on
 /// such a row: InternalError naming the first corrupt column.
@@ -137,28 +98,6 @@ Result<void> checkStoredObjects(const Record& node) {
   return {};
 }
 
-/// The event type Ironic journals a failure under, by the state the node failed in.
-std::string_view historyEventType(std::string_view s) {
-  if (s == state::kVerifying) return history_event::kVerify;
-  if (s == state::kCleaning || s == state::kCleanWait) return history_event::kCleaning;
-  if (s == state::kDeploying || s == state::kDeployWait) return history_event::kDeploying;
-  if (s == state::kDeleting) return history_event::kUnprovision;
-  if (s == state::kInspecting || s == state::kInspectWait) return history_event::kIntrospection;
-  if (s == state::kAdopting) return history_event::kAdoption;
-  if (s == state::kServicing || s == state::kServiceWait || s == state::kServiceHold) {
-    return history_event::kServicing;
-  }
-  if (s == state::kRescuing || s == state::kRescueWait || s == state::kUnrescuing) {
-    return history_event::kRescue;
-  }
-  return history_event::kProvisioning;
-}
-
-
-}  // namespace
-
-namespace {
-
 std::vector<std::string> hardwareTypeNames(const DriverRegistry& drivers) {
   std::vector<std::string> out;
   for (const auto& hw : drivers.hardwareTypes()) out.push_back(hw.name);
@@ -169,6 +108,7 @@ std::vector<std::string> hardwareTypeNames(const DriverRegistry& drivers) {
 
 Conductor::Conductor(Deps deps)
     : deps_(deps),
+      tasks_(deps.storage, deps.clock, deps.config, deps.config.host),
       registry_({deps.storage, deps.config, deps.clock, hardwareTypeNames(deps.drivers)}) {
   overrides_.clean = deps_.config.cleanStepPriorityOverride;
   overrides_.deploy = deps_.config.deployStepPriorityOverride;
@@ -226,80 +166,6 @@ Result<NodeDriver> Conductor::driverFor(const Record& node) const {
   return deps_.interfaces.resolve(node);
 }
 
-// ---- loading and saving ----------------------------------------------------------------------
-
-Result<TaskContext> Conductor::loadTask(Transaction& tx, const std::string& uuid,
-                                        bool withRelations) {
-  auto found = KILN_TRY(tx.nodes().findBy(kNodeUuid, Value::text(uuid)));
-  if (!found) return notFound("Node " + uuid + " could not be found.");
-  TaskContext task;
-  task.node = std::move(*found);
-  task.driverInfo = objectField(task.node, kNodeDriverInfo);
-  task.instanceInfo = objectField(task.node, kNodeInstanceInfo);
-  task.internalInfo = objectField(task.node, kNodeDriverInternalInfo);
-  if (withRelations) {
-    task.traits = KILN_TRY(tx.traits().get(task.node.id()));
-    ListQuery ports;
-    ports.limit = 0;
-    ports.filters.push_back({ListFilter::Op::Equals, kPortNodeUuid, Value::text(uuid), {}});
-    task.ports = KILN_TRY(tx.ports().list(ports));
-  }
-  task.config = &deps_.config;
-  task.clock = &deps_.clock;
-  task.log = Logger("conductor").with("node", uuid);
-  return task;
-}
-
-Result<void> Conductor::saveTask(Transaction& tx, TaskContext& task, const FieldMask& extra) {
-  // Re-read the row and copy only the fields the conductor owns: the API may have changed
-  // others (maintenance, traits, descriptions) while the step ran.
-  auto current = KILN_TRY(tx.nodes().findBy(kNodeUuid, Value::text(task.uuid())));
-  if (!current) return notFound("Node " + task.uuid() + " was deleted while being worked on.");
-  return saveTaskOver(tx, task, std::move(*current), extra);
-}
-
-Result<void> Conductor::saveTaskOver(Transaction& tx, TaskContext& task, Record stored,
-                                     const FieldMask& extra) {
-  if (!task.heldBy.empty() && stored.str(kNodeReservation) != task.heldBy) {
-    return std::unexpected(takenOverError(task.uuid(), stored, task.heldBy));
-  }
-  task.node.setText(kNodeDriverInternalInfo, dumpJson(task.internalInfo));
-  task.node.setText(kNodeInstanceInfo, dumpJson(task.instanceInfo));
-  const FieldMask fields = ownedFields() | extra;
-  FieldMask changed;  // only these are written: an agent's heartbeat changes one column or two
-  for (size_t i = 0; i < kNodeFieldCount; ++i) {
-    if (fields.test(i) && stored[i] != task.node[i]) {
-      stored[i] = task.node[i];
-      changed.set(i);
-    }
-  }
-  stored.setText(kNodeUpdatedAt, formatIsoTime(deps_.clock.now()));
-  changed.set(kNodeUpdatedAt);
-  KILN_TRY_VOID(tx.nodes().updateFields(stored, changed));
-  task.node = std::move(stored);
-  // A save that gave the reservation up ends the guard above.
-  if (!task.heldBy.empty() && task.node.str(kNodeReservation) != task.heldBy) task.heldBy.clear();
-  return {};
-}
-
-Result<void> Conductor::saveInNewTransaction(TaskContext& task, const FieldMask& extra,
-                                             const HistoryEvent* event) {
-  auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-  KILN_TRY_VOID(saveTask(*tx, task, extra));
-  if (event) KILN_TRY_VOID(recordHistory(*tx, task.node.id(), *event));
-  return tx->commit();
-}
-
-void Conductor::saveAndRelease(TaskContext& task, NodeLock& lock, std::string_view what,
-                               const FieldMask& extra, const HistoryEvent* event) {
-  task.node.setNull(kNodeReservation);
-  if (auto saved = saveInNewTransaction(task, extra, event); !saved) {
-    task.log.error(what, {{"error", saved.error().message}});
-    return;
-  }
-  lock.releasedInSave();
-}
-
 NodeLock Conductor::adoptLock(const std::string& uuid, std::string purpose) {
   return NodeLock::adopt(deps_.storage, deps_.clock, uuid, host(), std::move(purpose));
 }
@@ -308,10 +174,6 @@ Result<NodeLock> Conductor::lockNode(const std::string& uuid, std::string purpos
                                      const NodeLock::Precondition& precondition) {
   return NodeLock::acquire(deps_.storage, deps_.clock, uuid, host(), std::move(purpose),
                            precondition);
-}
-
-Result<void> Conductor::recordHistory(Transaction& tx, int64_t nodeId, const HistoryEvent& event) {
-  return recordNodeHistory(tx, deps_.config, deps_.clock, nodeId, host(), event);
 }
 
 void Conductor::cacheBiosSettings(TaskContext& task) {
@@ -331,493 +193,6 @@ void Conductor::cacheBiosSettings(TaskContext& task) {
   }
 }
 
-void Conductor::transition(TaskContext& task, std::string_view event) {
-  const std::string from = task.node.str(kNodeProvisionState);
-  const auto to = nextProvisionState(from, event);
-  if (!to) {
-    task.log.error("invalid transition", {{"from", from}, {"event", std::string(event)}});
-    return;
-  }
-  task.node.setText(kNodeProvisionState, std::string(*to));
-  task.node.setText(kNodeProvisionUpdatedAt, formatIsoTime(deps_.clock.now()));
-  task.log.info("provision state changed", {{"from", from}, {"to", std::string(*to)},
-                                            {"event", std::string(event)}});
-}
-
-// ---- requests from the API ---------------------------------------------------------------------
-
-Result<void> Conductor::provision(const std::string& uuid, const ProvisionRequest& request) {
-  const std::string event(verbToEvent(request.verb));
-  bool queue = false;
-  bool mine = true;
-  {
-    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-    Record& node = task.node;
-    KILN_TRY_VOID(NodeLock::checkFree(node));
-    mine = registry_.owns(node);
-    if (node.flag(kNodeProtected) && (event == "deleted" || event == "rebuild")) {
-      return std::unexpected(nodeProtectedError(uuid));
-    }
-    const std::string from = node.str(kNodeProvisionState);
-    const auto invalidState = [&] {
-      return invalid("The requested action \"" + request.verb + "\" can not be performed on node \"" +
-                     uuid + "\" while it is in state \"" + from + "\".");
-    };
-
-    if (event == "abort") {
-      if (from == state::kCleanWait) {
-        const json current = objectField(node, kNodeCleanStep);
-        const bool abortable = current.empty() || current.value("abortable", false);
-        if (!abortable) {
-          // Ironic: the abort happens once the running step finishes.
-          task.internalInfo["abort_after"] = true;
-          KILN_TRY_VOID(saveTask(*tx, task));
-          return tx->commit();
-        }
-        transition(task, "abort");
-        node.setText(kNodeLastError, "By request, the clean operation was aborted for node " + uuid +
-                                         (current.empty() ? "" : " on step " + stepName(current)) + ".");
-        node.setText(kNodeCleanStep, "{}");
-        node.setNull(kNodeTargetProvisionState);
-        KILN_TRY_VOID(NodeLock::reserve(node, host()));
-        KILN_TRY_VOID(saveTask(*tx, task));
-        KILN_TRY_VOID(tx->commit());
-        tx.reset();
-        // Tear down the cleaning environment in the background, then release the node.
-        submit(adoptLock(uuid, "abort cleaning"), [this, uuid](NodeLock& lock) {
-          auto t = [&]() -> Result<TaskContext> {
-            auto tx2 = KILN_TRY(deps_.storage.begin(Mode::Read));
-            return loadTask(*tx2, uuid);
-          }();
-          if (!t) return failUnfinished(uuid, "Internal error: " + t.error().message, &lock);
-          auto driver = driverFor(t->node);
-          if (driver) {
-            t->driver = &*driver;
-            if (auto r = driver->deploy->tearDownCleaning(*t); !r) {
-              t->log.warning("tear down after abort failed", {{"error", r.error().message}});
-            }
-          }
-          clearFlow(t->internalInfo, StepKind::Clean);
-          saveAndRelease(*t, lock, "cannot record the aborted cleaning");
-        });
-        return {};
-      }
-      if (from == state::kInspectWait) {
-        transition(task, "abort");
-        node.setText(kNodeLastError, "Inspection was aborted by request.");
-        node.setNull(kNodeTargetProvisionState);
-        KILN_TRY_VOID(saveTask(*tx, task));
-        KILN_TRY_VOID(
-            recordHistory(*tx, node.id(),
-                          {node.str(kNodeLastError), std::string(history_event::kIntrospection),
-                           "ERROR", request.user}));
-        return tx->commit();
-      }
-      // Holds (1.85), a deployment waiting for the agent (1.110) and servicing (1.87) fail in
-      // a worker, which tears down what the flow set up.
-      if (state::isHoldState(from) || from == state::kDeployWait || from == state::kServiceWait) {
-        if (from == state::kDeployWait && request.version < ver::k110DeploywaitAbort) {
-          return fail(ErrorCode::NotAcceptable,
-                      "Request not acceptable. The provision verb \"abort\" in state \"" + from +
-                          "\" requires API version 1." +
-                          std::to_string(ver::k110DeploywaitAbort) + " or later.");
-        }
-        const std::string what = from == state::kCleanHold                           ? "clean"
-                                 : from == state::kServiceWait || from == state::kServiceHold ? "service"
-                                                                                    : "deploy";
-        KILN_TRY_VOID(NodeLock::reserve(node, host()));
-        KILN_TRY_VOID(saveTask(*tx, task));
-        KILN_TRY_VOID(tx->commit());
-        tx.reset();
-        submit(adoptLock(uuid, "abort"), [this, uuid, what, user = request.user](NodeLock& lock) {
-          failParked(lock, "By request, the " + what + " operation was aborted for node " + uuid + ".",
-                     user);
-        });
-        return {};
-      }
-      if (from == state::kServiceFailed && task.internalInfo.value("service_ramdisk", false)) {
-        // The agent ramdisk is still up: a worker leaves it and boots the instance first
-        // (Ironic's tear_down_service), then the node goes back to active.
-        KILN_TRY_VOID(NodeLock::reserve(node, host()));
-        KILN_TRY_VOID(saveTask(*tx, task));
-        KILN_TRY_VOID(tx->commit());
-        tx.reset();
-        submit(adoptLock(uuid, "abort servicing"),
-               [this](NodeLock& lock) { abortFailedService(lock); });
-        return {};
-      }
-      if (from == state::kServiceFailed) {
-        // Ironic takes a node whose servicing failed back to active.
-        transition(task, "abort");
-        node.setNull(kNodeTargetProvisionState);
-        node.setText(kNodeServiceStep, "{}");
-        clearFlow(task.internalInfo, StepKind::Service);
-        KILN_TRY_VOID(saveTask(*tx, task));
-        return tx->commit();
-      }
-      return invalidState();
-    }
-
-    if (event == "unhold") {
-      // 1.85: the held flow goes back to its wait state and carries on with its next step.
-      if (!state::isHoldState(from)) return invalidState();
-      transition(task, "unhold");
-      KILN_TRY_VOID(markResumed(task, true));
-      noteHandOff(task.internalInfo, mine, request.user);
-      node.setNull(kNodeLastError);
-      KILN_TRY_VOID(saveTask(*tx, task));
-      KILN_TRY_VOID(tx->commit());
-      tx.reset();
-      startFlow(adoptLock(uuid, "unhold"), mine, request.user);
-      return {};
-    }
-
-    const auto to = nextProvisionState(from, event);
-    if (!to) return invalidState();
-    if (node.flag(kNodeMaintenance) &&
-        (event == "deploy" || event == "rebuild" || event == "clean" || event == "service")) {
-      return invalid("The " + request.verb + " operation can't be performed on node " + uuid +
-                     " because it's in maintenance mode.");
-    }
-    auto driver = driverFor(node);
-    if (!driver && isWorkingState(*to)) return invalid(driver.error().message);
-    if (driver) task.driver = &*driver;
-
-    if (event == "deploy" || event == "rebuild") {
-      // Synchronous validation, as Ironic's do_node_deploy: power, deploy and instance traits.
-      KILN_TRY_VOID(checkInstanceTraits(node, task.traits));
-      for (auto type : {InterfaceType::Power, InterfaceType::Deploy}) {
-        if (auto reason = driver->get(type)->validate(task)) {
-          return invalid("Failed to validate " + std::string(interfaceInfo(type).name) +
-                         " for node " + uuid + ": " + *reason);
-        }
-      }
-    }
-    if (event == "clean" || event == "service") {
-      if (auto reason = driver->power->validate(task)) {
-        return invalid("Failed to validate power for node " + uuid + ": " + *reason);
-      }
-    }
-    if (event == "rescue" || event == "unrescue") {
-      // Ironic's do_node_rescue / do_node_unrescue checks, synchronously.
-      const bool rescue = event == "rescue";
-      if (node.flag(kNodeMaintenance)) {
-        return invalid(std::string("The ") + (rescue ? "rescuing" : "unrescuing") +
-                       " operation can't be performed on node " + uuid +
-                       " because it's in maintenance mode.");
-      }
-      auto failure = [&](const std::string& why) {
-        return invalid(std::string("Failed to ") + (rescue ? "rescue" : "unrescue") +
-                       " instance " + node.str(kNodeInstanceUuid) + " for node " + uuid +
-                       ": Validation failed: " + why);
-      };
-      if (auto reason = driver->power->validate(task)) return failure(*reason);
-      if (rescue) {
-        HardwareInterface* impl = driver->get(InterfaceType::Rescue);
-        if (!impl || impl->isNoop() || !dynamic_cast<RescueInterface*>(impl)) {
-          return failure("Driver " + node.str(kNodeDriver) +
-                         " does not support rescue (disabled or not implemented).");
-        }
-        if (auto reason = impl->validate(task)) return failure(*reason);
-        task.instanceInfo["rescue_password"] = *request.rescuePassword;
-      }
-    }
-
-    transition(task, event);
-    node.setNull(kNodeLastError);
-    if (isWorkingState(*to)) {
-      const auto target = verbTarget(request.verb);
-      if (target) node.setText(kNodeTargetProvisionState, std::string(*target));
-      KILN_TRY_VOID(NodeLock::reserve(node, host()));
-      noteHandOff(task.internalInfo, mine, request.user);
-      queue = true;
-    } else {
-      node.setNull(kNodeTargetProvisionState);
-    }
-    json& info = task.internalInfo;
-    if (event == "clean" || event == "provide") {
-      clearFlow(info, StepKind::Clean);
-      node.setText(kNodeCleanStep, "{}");
-      if (event == "clean") info["clean_steps_requested"] = *request.cleanSteps;
-    }
-    if (event == "service") {
-      clearFlow(info, StepKind::Service);
-      node.setText(kNodeServiceStep, "{}");
-      info["service_steps_requested"] = *request.serviceSteps;
-    }
-    if (event == "deploy" || event == "rebuild") {
-      clearFlow(info, StepKind::Deploy);
-      node.setText(kNodeDeployStep, "{}");
-      if (request.deploySteps) info["user_deploy_steps"] = *request.deploySteps;
-      if (request.configdrive) task.instanceInfo["configdrive"] = *request.configdrive;
-    }
-    if (event == "inspect") node.setText(kNodeInspectionStartedAt, formatIsoTime(deps_.clock.now()));
-    FieldMask extra;
-    extra.set(kNodeInstanceInfo);
-    KILN_TRY_VOID(saveTask(*tx, task, extra));
-    KILN_TRY_VOID(tx->commit());
-  }
-  if (queue) startFlow(adoptLock(uuid, "provision action " + request.verb), mine, request.user);
-  return {};
-}
-
-Result<void> Conductor::changePower(const std::string& uuid, const std::string& target,
-                                    std::optional<int> timeoutSeconds, const std::string& user) {
-  bool mine = true;
-  {
-    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-    Record& node = task.node;
-    KILN_TRY_VOID(NodeLock::checkFree(node));
-    const std::string provState = node.str(kNodeProvisionState);
-    if (provState == state::kCleaning || provState == state::kCleanWait) {
-      return invalid("Setting the power state of node " + uuid +
-                     " is not allowed while it is in provision state \"" + provState + "\".");
-    }
-    auto driver = KILN_TRY(driverFor(node));
-    const auto supported = driver.power->supportedPowerStates();
-    if (std::find(supported.begin(), supported.end(), target) == supported.end()) {
-      std::string list;
-      for (const auto& s : supported) list += (list.empty() ? "" : ", ") + s;
-      return invalid("The requested action \"" + target + "\" is not supported by the power "
-                     "interface of node " + uuid + " (supported: " + list + ").");
-    }
-    task.driver = &driver;
-    if (auto reason = driver.power->validate(task)) {
-      return invalid("Failed to validate power for node " + uuid + ": " + *reason);
-    }
-    const int timeout = timeoutSeconds.value_or(deps_.config.powerStateChangeTimeout);
-    // The node's conductor does the BMC I/O (its conductor group is the one that reaches the
-    // BMC): another server reserves the node in the owner's name and leaves it a note.
-    const std::string owner = registry_.ownerOf(node);
-    mine = owner == host();
-    node.setText(kNodeTargetPowerState, target);
-    KILN_TRY_VOID(NodeLock::reserve(node, owner));
-    node.setNull(kNodeLastError);
-    if (mine) {
-      task.internalInfo.erase(kHandedOffPower);
-    } else {
-      task.internalInfo[kHandedOffPower] = {{"target", target}, {"timeout", timeout}, {"user", user}};
-    }
-    KILN_TRY_VOID(saveTask(*tx, task));
-    KILN_TRY_VOID(tx->commit());
-    if (!mine) {
-      log_.info("power action handed to the node's conductor",
-                {{"node", uuid}, {"target", target}, {"conductor", owner}});
-      return {};
-    }
-  }
-  const int timeout = timeoutSeconds.value_or(deps_.config.powerStateChangeTimeout);
-  submit(adoptLock(uuid, "power action " + target), [this, target, timeout, user](NodeLock& lock) {
-    powerAction(lock, target, timeout, user);
-  });
-  return {};
-}
-
-void Conductor::powerAction(NodeLock& lock, const std::string& target, int timeoutSeconds,
-                            const std::string& user) {
-  const std::string& uuid = lock.uuid();
-  TaskContext task;
-  {
-    auto loaded = [&]() -> Result<TaskContext> {
-      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-      return loadTask(*tx, uuid);
-    }();
-    if (!loaded) return failUnfinished(uuid, "Internal error: " + loaded.error().message, &lock);
-    task = std::move(*loaded);
-  }
-  auto driver = driverFor(task.node);
-  Result<void> done = driver ? Result<void>() : std::unexpected(driver.error());
-  if (driver) {
-    task.driver = &*driver;
-    const auto timeout = std::chrono::seconds(timeoutSeconds);
-    if (task.node.flag(kNodeDisablePowerOff) &&
-        (target == state::kPowerOff || target == "soft power off")) {
-      // 1.95: such a node is never powered off (Ironic's node_power_action refuses too).
-      done = fail(ErrorCode::Conflict,
-                  "Failed to set node power state to " + target +
-                      ": the node has disable_power_off set; reboot it instead");
-    } else if (target == "rebooting" || target == "soft rebooting") {
-      done = driver->power->reboot(task, target == "soft rebooting", timeout);
-    } else {
-      done = driver->power->setPowerState(task, target, timeout);
-    }
-    if (done) {
-      if (auto state = driver->power->getPowerState(task); state && *state) {
-        task.node.setText(kNodePowerState, **state);
-      }
-    }
-  }
-  std::optional<HistoryEvent> failure;
-  if (!done) {
-    task.node.setText(kNodeLastError, "Failed to change power state to '" + target + "': " +
-                                          done.error().message);
-    // Ironic journals a failed power action with no event type ("UNKNOWN").
-    failure = HistoryEvent{task.node.str(kNodeLastError), std::string(history_event::kUnknown),
-                           "ERROR", user};
-    task.log.error("power action failed", {{"target", target}, {"error", done.error().message}});
-  } else {
-    task.log.info("power state changed", {{"power_state", task.node.str(kNodePowerState)}});
-  }
-  task.node.setNull(kNodeTargetPowerState);
-  saveAndRelease(task, lock, "cannot record power state", {}, failure ? &*failure : nullptr);
-}
-
-Result<ManagementInterface::BootDevice> Conductor::getBootDevice(const std::string& uuid) {
-  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-  tx.reset();
-  auto driver = KILN_TRY(driverFor(task.node));
-  task.driver = &driver;
-  if (auto reason = driver.management->validate(task)) {
-    return invalid("Failed to validate management for node " + uuid + ": " + *reason);
-  }
-  return driver.management->getBootDevice(task);
-}
-
-Result<void> Conductor::setBootDevice(const std::string& uuid, const std::string& device,
-                                      bool persistent) {
-  return withManagementLock(uuid, [&](TaskContext& task) -> Result<void> {
-    const auto supported = task.driver->management->supportedBootDevices(task);
-    if (std::find(supported.begin(), supported.end(), device) == supported.end()) {
-      return invalid("Invalid boot device " + device + " specified.");
-    }
-    return task.driver->management->setBootDevice(task, device, persistent);
-  });
-}
-
-Result<std::vector<std::string>> Conductor::supportedBootDevices(const std::string& uuid) {
-  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-  tx.reset();  // a Redfish implementation asks the BMC
-  auto driver = KILN_TRY(driverFor(task.node));
-  task.driver = &driver;
-  return driver.management->supportedBootDevices(task);
-}
-
-Result<void> Conductor::resume(const std::string& uuid, bool stepFinished) {
-  bool mine = true;
-  {
-    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-    mine = registry_.owns(task.node);
-    const std::string s = task.node.str(kNodeProvisionState);
-    if (s != state::kCleanWait && s != state::kDeployWait && s != state::kServiceWait) {
-      return conflict("Node " + uuid + " is not waiting (state \"" + s + "\").");
-    }
-    KILN_TRY_VOID(NodeLock::checkFree(task.node));
-    KILN_TRY_VOID(markResumed(task, stepFinished));
-    KILN_TRY_VOID(saveTask(*tx, task));
-    KILN_TRY_VOID(tx->commit());
-  }
-  startFlow(adoptLock(uuid, "resume"), mine);
-  return {};
-}
-
-Result<void> Conductor::markResumed(TaskContext& task, bool stepFinished) {
-  const std::string s = task.node.str(kNodeProvisionState);
-  if (s == state::kCleanWait || s == state::kDeployWait || s == state::kServiceWait) {
-    const StepKind kind = s == state::kCleanWait    ? StepKind::Clean
-                          : s == state::kDeployWait ? StepKind::Deploy
-                                                    : StepKind::Service;
-    if (stepFinished) task.internalInfo[keysFor(kind).completed] = true;
-  }
-  task.internalInfo.erase("wait_until");
-  transition(task, "resume");
-  return NodeLock::reserve(task.node, host());
-}
-
-Result<CleaningStepsView> Conductor::cleaningSteps(const std::string& uuid, int minPriority) {
-  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-  auto driver = KILN_TRY(driverFor(task.node));
-  const json* agentSteps = task.internalInfo.contains(agent::kCachedCleanSteps)
-                               ? &task.internalInfo[agent::kCachedCleanSteps]
-                               : nullptr;
-  CleaningStepsView view;
-  for (auto& s : availableSteps(driver, StepKind::Clean, overrides_, agentSteps, &task.log)) {
-    if (s.requiresRamdisk && !agentSteps) {
-      view.complete = false;  // the agent has not reported its steps yet
-      continue;
-    }
-    if (s.priority >= minPriority) view.steps.push_back(std::move(s));
-  }
-  orderSteps(view.steps);
-  return view;
-}
-
-Result<void> Conductor::validateTemplates(Transaction& tx, const Record& node,
-                                          const std::vector<std::string>& traits) {
-  if (traits.empty()) return {};
-  ListQuery q;
-  q.limit = 0;
-  q.filters.push_back({ListFilter::Op::In, kDtName, {}, traits});
-  auto templates = KILN_TRY(tx.deployTemplates().list(q));
-  if (templates.empty()) return {};
-  auto driver = KILN_TRY(driverFor(node));
-  const auto available = availableSteps(driver, StepKind::Deploy, overrides_);
-  std::vector<std::string> errors;
-  for (const auto& t : templates) {
-    auto steps = templateSteps(t);
-    if (!steps) {
-      errors.push_back(steps.error().message);
-      continue;
-    }
-    if (auto plan = deployPlan(available, *steps, json()); !plan) errors.push_back(plan.error().message);
-  }
-  if (errors.empty()) return {};
-  std::string msg;
-  for (const auto& e : errors) msg += (msg.empty() ? "" : "; ") + e;
-  return invalid(msg);
-}
-
-Result<std::vector<InterfaceValidation>> Conductor::validateNode(const std::string& uuid) {
-  auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-  const Record& node = task.node;
-  const std::string& driverName = node.str(kNodeDriver);
-  const EnabledHardwareType* hw = deps_.drivers.find(driverName);
-  auto driver = hw ? deps_.interfaces.resolve(node) : Result<NodeDriver>(std::unexpected(Error{}));
-  if (driver) task.driver = &*driver;
-  std::vector<InterfaceValidation> out;
-  for (const auto& info : kInterfaceTypes) {
-    if (info.type == InterfaceType::Vendor) continue;
-    InterfaceValidation v{info.type, true, std::nullopt};
-    const std::string& impl = node.str(nodeInterfaceField(info.type));
-    HardwareInterface* object = driver ? driver->get(info.type) : nullptr;
-    if (!hw) {
-      v.reason = DriverRegistry::unknownDriverMessage(driverName);
-    } else if (impl.empty()) {
-      v.reason = "No " + std::string(info.name) + " interface is set on the node.";
-    } else if (auto enabled = deps_.drivers.checkInterface(*hw, info.type, impl); !enabled) {
-      // The implementation was disabled (or the hardware type changed) after enrollment.
-      v.reason = enabled.error().message;
-    } else if (!object) {
-      v.reason = "No implementation of the " + std::string(info.name) + " interface named " + impl + ".";
-    } else if (object->isNoop()) {
-      v.reason = "Driver " + driverName + " does not support " + std::string(info.name) +
-                 " (disabled or not implemented).";
-    } else if (auto reason = object->validate(task)) {
-      v.reason = std::move(reason);
-    } else if (info.type == InterfaceType::Deploy) {
-      if (auto traits = checkInstanceTraits(node, task.traits); !traits) {
-        v.reason = traits.error().message;
-      } else if (auto templates = validateTemplates(*tx, node, task.traits); !templates) {
-        v.reason = "Deploy templates enabled on the node (by its traits) are not supported: " +
-                   templates.error().message;
-      }
-    } else if (info.type == InterfaceType::Raid) {
-      const json target = objectField(node, kNodeTargetRaidConfig);
-      if (!target.empty()) {
-        if (auto parsed = parseRaidConfig(target); !parsed) v.reason = parsed.error().message;
-      }
-    }
-    v.result = !v.reason.has_value();
-    out.push_back(std::move(v));
-  }
-  return out;
-}
 
 // ---- flows ------------------------------------------------------------------------------------
 
@@ -825,8 +200,8 @@ void Conductor::advance(NodeLock& lock, const std::string& user) {
   const std::string& uuid = lock.uuid();
   std::string requester = user;
   for (int guard = 0; guard < 10000; ++guard) {
-    auto next = advanceOnce(uuid, requester);
-    if (!next && isTakenOver(next.error())) {
+    auto next = advanceOnce(lock, requester);
+    if (!next && next.error().is(Reason::TakenOver)) {
       // Not this conductor's node any more: its new owner has failed or resumed the flow.
       log_.warning("flow dropped", {{"node", uuid}, {"error", next.error().message}});
       lock.release();  // clears nothing: the reservation no longer names this conductor
@@ -839,24 +214,19 @@ void Conductor::advance(NodeLock& lock, const std::string& user) {
       failUnfinished(uuid, "Internal error: " + next.error().message, &lock);
       return;
     }
-    if (*next == Next::Stop) {
-      // The flow's last save gave the node up (or it was not ours any more): conductor.h.
-      lock.releasedInSave();
-      return;
-    }
+    // Stop: the flow's last save gave the node up (and told the lock), or the node was not
+    // this conductor's any more (release() then leaves it alone).
+    if (*next == Next::Stop) return lock.release();
   }
 }
 
-Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid, std::string& user) {
-  TaskContext task;
-  {
-    auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-    task = KILN_TRY(loadTask(*tx, uuid));
-  }
+Result<Conductor::Next> Conductor::advanceOnce(NodeLock& lock, std::string& user) {
+  TaskContext task = KILN_TRY(tasks_.loadFresh(lock.uuid()));
   if (task.node.str(kNodeReservation) != host()) return Next::Stop;  // not ours (any more)
   task.heldBy = host();
+  task.onReleased = [&lock] { lock.releasedInSave(); };
   // A flow handed over by the server that took the request: its user, dropped at the next save.
-  if (auto it = task.internalInfo.find(kHandedOffUser); it != task.internalInfo.end()) {
+  if (auto it = task.internalInfo.find(flow::kHandedOffUser); it != task.internalInfo.end()) {
     if (user.empty() && it->is_string()) user = it->get<std::string>();
     task.internalInfo.erase(it);
   }
@@ -875,8 +245,7 @@ Result<Conductor::Next> Conductor::advanceOnce(const std::string& uuid, std::str
   if (s == state::kUnrescuing) return doUnrescuing(task);
   if (s == state::kServicing) return doServicing(task);
   // Nothing to do in this state: the node is given up in this save.
-  task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task));
+  KILN_TRY_VOID(tasks_.saveReleasing(task));
   return Next::Stop;
 }
 
@@ -919,6 +288,38 @@ void Conductor::submitUnlocked(const std::string& uuid, std::function<void()> jo
   pool_->submit(uuid, std::move(job), {});
 }
 
+void Conductor::runLocked(NodeLock& lock, const LockedAction& action, const LockedBody& body) {
+  const std::string& uuid = lock.uuid();
+  auto loaded = tasks_.loadFresh(uuid);
+  if (!loaded) return failUnfinished(uuid, "Internal error: " + loaded.error().message, &lock);
+  TaskContext& task = *loaded;
+  task.heldBy = host();
+  task.user = action.user;
+  task.onReleased = [&lock] { lock.releasedInSave(); };
+  FieldMask extra;
+  auto driver = driverFor(task.node);
+  Result<void> result = driver ? Result<void>() : Result<void>(std::unexpected(driver.error()));
+  if (driver) {
+    task.driver = &*driver;
+    result = body(task, extra);
+  }
+  task.driver = nullptr;
+  std::optional<HistoryEvent> event;
+  if (!result) {
+    task.node.setText(kNodeLastError, action.failure + ": " + result.error().message);
+    task.log.error("action failed", {{"action", action.failure}, {"error", result.error().message}});
+    if (!action.historyType.empty()) {
+      event = HistoryEvent{task.node.str(kNodeLastError), std::string(action.historyType), "ERROR",
+                           action.user, std::nullopt};
+    }
+  }
+  // A locked action leaves no power action pending, whichever it was.
+  task.node.setNull(kNodeTargetPowerState);
+  if (auto saved = tasks_.saveReleasing(task, extra, event ? &*event : nullptr); !saved) {
+    task.log.error(action.what, {{"error", saved.error().message}});
+  }
+}
+
 void Conductor::failUnfinished(const std::string& uuid, const std::string& message,
                                NodeLock* lock) {
   // Only the plain columns are touched (and driver_internal_info when it parses): this must work
@@ -933,25 +334,17 @@ void Conductor::failUnfinished(const std::string& uuid, const std::string& messa
     Record& node = task.node;
     if (!node[kNodeReservation].isNull() && node.str(kNodeReservation) != host()) return {};
     const std::string from = node.str(kNodeProvisionState);
-    if (isWorkingState(from)) {
-      transition(task, "fail");  // deploying -> deploy failed, cleaning -> clean failed, ...
-      node.setNull(kNodeTargetProvisionState);
-      if (from == state::kCleaning) node.setText(kNodeCleanStep, "{}");
-    }
-    node.setText(kNodeLastError, message);
-    const bool powerAction = !node[kNodeTargetPowerState].isNull() && !isWorkingState(from);
-    node.setNull(kNodeTargetPowerState);
-    node.setNull(kNodeReservation);
-    if (auto info = parseJson(node.str(kNodeDriverInternalInfo)); info && info->is_object()) {
-      info->erase("wait_until");  // as failFlow: nothing waits for the agent any more
-      info->erase(agent::kCommand);
-      info->erase(agent::kWaiting);
-      node.setText(kNodeDriverInternalInfo, dumpJson(*info));
-    }
+    const bool powerAction = !node[kNodeTargetPowerState].isNull();
+    const FailurePlan plan = planFailure(from, FailureCause::WorkerFailed, powerAction);
+    if (!plan.event.empty()) tasks_.transition(task, plan.event);
+    auto info = parseJson(node.str(kNodeDriverInternalInfo));
+    const bool infoParses = info && info->is_object();
+    applyFailure(plan, node, infoParses ? &*info : nullptr, message);
+    if (infoParses) node.setText(kNodeDriverInternalInfo, dumpJson(*info));
     node.setText(kNodeUpdatedAt, formatIsoTime(deps_.clock.now()));
-    KILN_TRY_VOID(tx->nodes().update(node));
-    const std::string_view type = powerAction ? history_event::kUnknown : historyEventType(from);
-    KILN_TRY_VOID(recordHistory(*tx, node.id(), {message, std::string(type), "ERROR", {}}));
+    KILN_TRY_VOID(tx->nodes().update(node));  // read with findBy in this transaction
+    KILN_TRY_VOID(tasks_.recordHistory(
+        *tx, node.id(), {message, std::string(plan.historyType), "ERROR", {}}));
     KILN_TRY_VOID(tx->commit());
     if (lock) lock->releasedInSave();
     return {};
@@ -963,38 +356,31 @@ void Conductor::failUnfinished(const std::string& uuid, const std::string& messa
 
 Result<Conductor::Next> Conductor::endFlow(TaskContext& task, std::string_view event,
                                            const FieldMask& extra) {
-  transition(task, event);
+  tasks_.transition(task, event);
   task.node.setNull(kNodeTargetProvisionState);
-  task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task, extra));
+  KILN_TRY_VOID(tasks_.saveReleasing(task, extra));
   return Next::Stop;
 }
 
 Result<Conductor::Next> Conductor::parkFlow(TaskContext& task, std::string_view event,
                                             const FieldMask& extra) {
-  transition(task, event);
-  task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task, extra));
+  tasks_.transition(task, event);
+  KILN_TRY_VOID(tasks_.saveReleasing(task, extra));
   return Next::Stop;
 }
 
 Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string& message,
-                                            const FieldMask& extra, std::string_view eventType) {
+                                            const FieldMask& extra, FailureCause cause) {
   const std::string from = task.node.str(kNodeProvisionState);
   task.log.error("provisioning failed", {{"state", from}, {"error", message}});
-  if (from == state::kServicing || from == state::kServiceWait || from == state::kServiceHold) {
-    task.node.setText(kNodeServiceStep, "{}");
-  }
-  if (from == state::kCleaning || from == state::kCleanWait || from == state::kCleanHold) {
+  const FailurePlan plan = planFailure(from, cause);
+  if (plan.tearDownCleaning) {
     if (auto r = task.driver->deploy->tearDownCleaning(task); !r) {
       task.log.warning("tear down after failed cleaning failed", {{"error", r.error().message}});
     }
-    task.node.setText(kNodeCleanStep, "{}");
   }
-  const bool deploying =
-      from == state::kDeploying || from == state::kDeployWait || from == state::kDeployHold;
-  if (deploying && deps_.config.powerOffAfterDeployFailure && task.driver && task.driver->power &&
-      !task.node.flag(kNodeDisablePowerOff)) {
+  if (plan.powerOffAfterDeploy && deps_.config.powerOffAfterDeployFailure && task.driver &&
+      task.driver->power && !task.node.flag(kNodeDisablePowerOff)) {
     // As Ironic's set_failed_state: a failed machine does not stay up in the ramdisk. A power
     // failure here is logged; last_error keeps the deployment's cause.
     const auto timeout = std::chrono::seconds(deps_.config.powerStateChangeTimeout);
@@ -1013,20 +399,11 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
   }
   // As Ironic, the history entry records the states the flow failed in.
   const std::optional<std::string> failedTarget = task.node.optStr(kNodeTargetProvisionState);
-  // Hold states have no "fail" transition: an abort leaves them for the failure state.
-  transition(task, nextProvisionState(from, "fail") ? "fail" : "abort");
-  task.node.setText(kNodeLastError, message);
-  task.node.setNull(kNodeTargetProvisionState);
-  task.node.setNull(kNodeReservation);
-  task.internalInfo.erase("wait_until");
-  task.internalInfo.erase("hold");
-  // Nothing is waiting for the agent any more: it stops being handed the failed command.
-  task.internalInfo.erase(agent::kCommand);
-  task.internalInfo.erase(agent::kWaiting);
-  const HistoryEvent event{message,
-                           std::string(eventType.empty() ? historyEventType(from) : eventType),
-                           "ERROR", task.user, duration, from, failedTarget};
-  KILN_TRY_VOID(saveInNewTransaction(task, extra, &event));
+  if (!plan.event.empty()) tasks_.transition(task, plan.event);
+  applyFailure(plan, task.node, &task.internalInfo, message);
+  const HistoryEvent event{message, std::string(plan.historyType), "ERROR", task.user,
+                           duration, from, failedTarget};
+  KILN_TRY_VOID(tasks_.saveReleasing(task, extra, &event));
   return Next::Stop;
 }
 
@@ -1055,9 +432,9 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
   if (!info.contains("clean_steps")) {
     // A re-plan with the agent's own catalogue (after its first heartbeat) runs in the ramdisk
     // that is already up; a new plan boots it.
-    const bool replan = info.value("clean_replan", false);
-    info.erase("clean_replan");
-    const bool manual = info.contains("clean_steps_requested");
+    const bool replan = info.value(flow::kCleanReplan, false);
+    info.erase(flow::kCleanReplan);
+    const bool manual = info.contains(flow::kCleanStepsRequested);
     if (!replan) {  // as Ironic's do_node_clean, before any step
       cacheBiosSettings(task);
       cacheFirmwareComponents(task, deps_.storage, deps_.clock);
@@ -1072,14 +449,14 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
     const auto available = availableSteps(*task.driver, StepKind::Clean, overrides_, agentSteps, &task.log);
     std::vector<PlannedStep> plan;
     if (manual) {
-      auto planned = manualCleanPlan(info["clean_steps_requested"], available);
+      auto planned = manualCleanPlan(info[flow::kCleanStepsRequested], available);
       if (!planned) {
         return failFlow(task, "Failed to validate the clean steps of node " + task.uuid() + ": " +
                                   planned.error().message);
       }
       // disable_ramdisk (1.70): the API marks the requested steps; an in-band one is refused,
       // as Ironic's _validate_user_steps does.
-      const json& requested = info["clean_steps_requested"];
+      const json& requested = info[flow::kCleanStepsRequested];
       const bool disableRamdisk =
           requested.is_array() && std::any_of(requested.begin(), requested.end(), [](const json& r) {
             return r.is_object() && r.value("__out_of_band_only", false);
@@ -1099,7 +476,7 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
     info["clean_steps"] = steps;
     info.erase("clean_step_index");
     info.erase("clean_step_completed");
-    KILN_TRY_VOID(saveInNewTransaction(task));
+    KILN_TRY_VOID(tasks_.saveNew(task));
     // In-band steps need the agent: the deploy interface boots it and the node waits for it.
     const bool inBand = std::any_of(plan.begin(), plan.end(), [](const PlannedStep& p) { return p.requiresRamdisk; });
     if (inBand && !replan) {
@@ -1116,7 +493,7 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
 }
 
 Result<Conductor::Next> Conductor::finishCleaning(TaskContext& task) {
-  const bool manual = task.internalInfo.contains("clean_steps_requested");
+  const bool manual = task.internalInfo.contains(flow::kCleanStepsRequested);
   if (auto r = task.driver->deploy->tearDownCleaning(task); !r) {
     return failFlow(task, "Failed to tear down cleaning of node " + task.uuid() + ": " + r.error().message);
   }
@@ -1124,9 +501,9 @@ Result<Conductor::Next> Conductor::finishCleaning(TaskContext& task) {
   json& info = task.internalInfo;
   info.erase("clean_step_index");
   info.erase("clean_step_completed");
-  info.erase("clean_steps_requested");
-  info.erase("abort_after");
-  info.erase("wait_until");
+  info.erase(flow::kCleanStepsRequested);
+  info.erase(flow::kAbortAfter);
+  info.erase(flow::kWaitUntil);
   task.node.setText(kNodeCleanStep, "{}");
   return endFlow(task, manual ? "manage" : "done");
 }
@@ -1153,7 +530,7 @@ Result<Conductor::Next> Conductor::doDeploying(TaskContext& task) {
       }
       fromTemplates = std::move(*selected);
     }
-    const json user = info.contains("user_deploy_steps") ? info["user_deploy_steps"] : json();
+    const json user = info.contains(flow::kUserDeploySteps) ? info[flow::kUserDeploySteps] : json();
     const json* agentSteps = info.contains(agent::kCachedDeploySteps) ? &info[agent::kCachedDeploySteps] : nullptr;
     const auto available = availableSteps(*task.driver, StepKind::Deploy, overrides_, agentSteps, &task.log);
     auto plan = deployPlan(available, fromTemplates, user);
@@ -1166,14 +543,14 @@ Result<Conductor::Next> Conductor::doDeploying(TaskContext& task) {
     info["deploy_steps"] = steps;
     info.erase("deploy_step_index");
     info.erase("deploy_step_completed");
-    KILN_TRY_VOID(saveInNewTransaction(task));
+    KILN_TRY_VOID(tasks_.saveNew(task));
     return Next::Continue;
   }
   return runNextStep(task, StepKind::Deploy);
 }
 
 Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind) {
-  const FlowKeys& keys = keysFor(kind);
+  const flow::FlowKeys& keys = flow::keysFor(kind);
   json& info = task.internalInfo;
   if (info.contains(agent::kResult)) return takeAgentResult(task, kind);
   const json& steps = info[keys.steps];
@@ -1181,9 +558,9 @@ Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind)
   if (index >= 0 && info.value(keys.completed, false)) {
     ++index;
     info.erase(keys.completed);
-    if (kind == StepKind::Clean && info.value("abort_after", false)) {
+    if (kind == StepKind::Clean && info.value(flow::kAbortAfter, false)) {
       // An abort was requested while a non-abortable step ran.
-      info.erase("abort_after");
+      info.erase(flow::kAbortAfter);
       task.node.setText(kNodeCleanStep, "{}");
       return failFlow(task, "By request, the clean operation was aborted for node " + task.uuid() +
                                 " after the step that was running finished.");
@@ -1196,14 +573,14 @@ Result<Conductor::Next> Conductor::runNextStep(TaskContext& task, StepKind kind)
     // Deployment finished. Kiln keeps deploy_steps (the merged, ordered plan) for inspection.
     info.erase(keys.index);
     info.erase(keys.completed);
-    info.erase("user_deploy_steps");
+    info.erase(flow::kUserDeploySteps);
     task.node.setText(kNodeDeployStep, "{}");
     return endFlow(task, "done");
   }
   auto step = KILN_TRY(PlannedStep::fromJson(steps[static_cast<size_t>(index)]));
   info[keys.index] = index;
   task.node.setText(keys.currentField, dumpJson(steps[static_cast<size_t>(index)]));
-  KILN_TRY_VOID(saveInNewTransaction(task));
+  KILN_TRY_VOID(tasks_.saveNew(task));
   task.log.info(kind == StepKind::Clean    ? "running clean step"
                 : kind == StepKind::Deploy ? "running deploy step"
                                            : "running service step",
@@ -1225,16 +602,16 @@ Result<Conductor::Next> Conductor::stepOutcome(TaskContext& task, StepKind kind,
   }
   if (*result == StepResult::Wait) {
     // A hold step (1.85) parks the flow in its hold state until unhold or abort.
-    const bool hold = task.internalInfo.value("hold", false);
-    task.internalInfo.erase("hold");
+    const bool hold = task.internalInfo.value(flow::kHold, false);
+    task.internalInfo.erase(flow::kHold);
     return parkFlow(task, hold ? "hold" : "wait");
   }
   // Ironic's bios steps end by caching the settings they changed (@cache_bios_settings).
   if (step.interface == "bios") cacheBiosSettings(task);
   // And Ironic's firmware updates by caching the components they flashed.
   if (step.interface == "firmware") cacheFirmwareComponents(task, deps_.storage, deps_.clock);
-  task.internalInfo[keysFor(kind).completed] = true;
-  KILN_TRY_VOID(saveInNewTransaction(task));
+  task.internalInfo[flow::keysFor(kind).completed] = true;
+  KILN_TRY_VOID(tasks_.saveNew(task));
   return Next::Continue;
 }
 
@@ -1256,7 +633,7 @@ Result<StepResult> Conductor::executeStep(TaskContext& task, const PlannedStep& 
     return StepResult::Done;
   }
   if (step.step == "hold") {
-    task.internalInfo["hold"] = true;
+    task.internalInfo[flow::kHold] = true;
     return StepResult::Wait;
   }
   if (step.interface == "deploy" && step.step == "wait") {
@@ -1265,7 +642,7 @@ Result<StepResult> Conductor::executeStep(TaskContext& task, const PlannedStep& 
       return invalid("deploy.wait needs an integer seconds argument >= 0");
     }
     const auto until = std::chrono::system_clock::to_time_t(deps_.clock.now()) + seconds.get<int64_t>();
-    task.internalInfo["wait_until"] = static_cast<int64_t>(until);
+    task.internalInfo[flow::kWaitUntil] = static_cast<int64_t>(until);
     return StepResult::Wait;
   }
   const StepDefinition* def = findStepDefinition(*task.driver, step.interface, step.step);
@@ -1295,18 +672,17 @@ Result<Conductor::Next> Conductor::doDeleting(TaskContext& task) {
   task.instanceInfo = json::object();
   task.node.setNull(kNodeInstanceUuid);
   clearFlow(task.internalInfo, StepKind::Deploy);
-  task.internalInfo.erase("deploy_steps");
   task.node.setText(kNodeDeployStep, "{}");
   clearFlow(task.internalInfo, StepKind::Clean);
   task.node.setText(kNodeCleanStep, "{}");
-  transition(task, "done");  // deleting -> cleaning (automated cleaning, if enabled)
+  tasks_.transition(task, "done");  // deleting -> cleaning (automated cleaning, if enabled)
   // The instance's allocation ends with it, as in Ironic, in the same transaction.
   task.node.setNull(kNodeAllocationUuid);
   FieldMask extra;
   extra.set(kNodeInstanceInfo).set(kNodeInstanceUuid).set(kNodeAllocationUuid);
   auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
   KILN_TRY(tx->allocations().removeWhere(kAllocNodeUuid, Value::text(task.uuid())));
-  KILN_TRY_VOID(saveTask(*tx, task, extra));
+  KILN_TRY_VOID(tasks_.save(*tx, task, extra));
   KILN_TRY_VOID(tx->commit());
   return Next::Continue;
 }
@@ -1337,7 +713,5 @@ Result<Conductor::Next> Conductor::doAdopting(TaskContext& task) {
   }
   return endFlow(task, "done");
 }
-
-// ---- periodic work and recovery -----------------------------------------------------------------
 
 }  // namespace kiln::server

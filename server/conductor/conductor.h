@@ -28,8 +28,10 @@
 #include <nlohmann/json.hpp>
 
 #include "server/conductor/conductor_registry.h"
+#include "server/conductor/failure_policy.h"
 #include "server/conductor/node_lock.h"
 #include "server/conductor/step_planner.h"
+#include "server/conductor/task_store.h"
 #include "server/conductor/worker_pool.h"
 #include "server/config.h"
 #include "server/drivers/driver_registry.h"
@@ -201,8 +203,8 @@ class Conductor {
 
   /// Runs the node's flow under `lock` until it stops; `user` (who started it, if known) goes
   /// with the tasks. A flow step that returns Next::Stop has given the node up in its last save
-  /// (it ended or parked in a wait or hold state: endFlow, parkFlow, failFlow), or found it no
-  /// longer reserved by this conductor; either way the lock no longer holds it.
+  /// (it ended or parked in a wait or hold state: endFlow, parkFlow, failFlow, which tell the
+  /// lock through the task's onReleased), or found it no longer reserved by this conductor.
   void advance(NodeLock& lock, const std::string& user = {});
   /// Runs the flow of a node whose working state a request or a heartbeat just committed under
   /// `lock`: here when this server owns the node (`mine`, the hash ring), otherwise handed to
@@ -228,7 +230,8 @@ class Conductor {
   void recoverNode(const std::string& uuid, const std::string& reservedBy, const std::string& who);
   /// `user` asked for the flow; a handed-off flow's requester (driver_internal_info) fills it
   /// in when it is empty, for the passes after this one too.
-  Result<Next> advanceOnce(const std::string& uuid, std::string& user);
+  /// One unit of work of the flow `lock` holds.
+  Result<Next> advanceOnce(NodeLock& lock, std::string& user);
   Result<Next> doVerify(TaskContext& task);
   Result<Next> doCleaning(TaskContext& task);
   Result<Next> doDeploying(TaskContext& task);
@@ -281,14 +284,13 @@ class Conductor {
   /// state clears the reservation too, so the agent's heartbeat, the API and the timers can
   /// act on it; it resumes under a new lock (markResumed). Returns Next::Stop.
   Result<Next> parkFlow(TaskContext& task, std::string_view event, const FieldMask& extra = {});
-  /// Moves the node to its failure state with last_error, releases it; `extra` names node
-  /// fields the flow changed besides the conductor's own (saveTask). The failure is journalled
-  /// (node history) in the same transaction, with `eventType`, or by default the type Ironic
-  /// gives a failure in the node's state (historyEventType()).
+  /// Fails the flow as planFailure(state, `cause`) says (server/conductor/failure_policy.h):
+  /// tears down a failed cleaning, powers off a failed deployment (when configured), moves the
+  /// node to its failure state with last_error `message`, journals it (node history) and gives
+  /// the node up in that save; `extra` names node fields the flow changed besides the
+  /// conductor's own. Returns Next::Stop.
   Result<Next> failFlow(TaskContext& task, const std::string& message, const FieldMask& extra = {},
-                        std::string_view eventType = {});
-  /// Journals an event of the node in `tx` (server/model/node_history.h), as this conductor.
-  Result<void> recordHistory(Transaction& tx, int64_t nodeId, const HistoryEvent& event);
+                        FailureCause cause = FailureCause::StepFailed);
   /// Refreshes the node's cached BIOS settings from its bios interface (Ironic's
   /// node_cache_bios_settings): nothing for no-bios; a failure is logged, never fatal.
   void cacheBiosSettings(TaskContext& task);
@@ -329,23 +331,34 @@ class Conductor {
   /// none when reading failed otherwise.
   FieldMask cacheBootMode(TaskContext& task);
 
-  /// The node, its JSON columns parsed, and (`withRelations`) its traits and ports.
-  Result<TaskContext> loadTask(Transaction& tx, const std::string& uuid, bool withRelations = true);
-  /// Writes the conductor-owned fields of task.node (plus `extra`) onto the stored row.
-  Result<void> saveTask(Transaction& tx, TaskContext& task, const FieldMask& extra = {});
-  /// saveTask onto `stored`, the row as `tx` itself read it (loadTask in the same write
-  /// transaction, which keeps the row from changing underneath): no second read.
-  Result<void> saveTaskOver(Transaction& tx, TaskContext& task, Record stored,
-                            const FieldMask& extra = {});
-  /// saveTask in a transaction of its own, journalling `event` (if any) in it.
-  Result<void> saveInNewTransaction(TaskContext& task, const FieldMask& extra = {},
-                                    const HistoryEvent* event = nullptr);
-  /// The last save of a one-shot worker under `lock`: clears the reservation in task.node and
-  /// saves (saveInNewTransaction); once committed the lock counts as released. A failure is
-  /// logged as "<what>" (the lock then releases on its own).
-  void saveAndRelease(TaskContext& task, NodeLock& lock, std::string_view what,
-                      const FieldMask& extra = {}, const HistoryEvent* event = nullptr);
-  void transition(TaskContext& task, std::string_view event);
+  /// What a one-shot worker action under a lock (runLocked) is called and how it fails.
+  struct LockedAction {
+    std::string what;     ///< logged when its last save fails ("cannot record ...")
+    std::string failure;  ///< last_error is "<failure>: <error>"
+    /// The history event type a failure is journalled under; empty: not journalled.
+    std::string_view historyType;
+    std::string user;  ///< who asked for it (history)
+  };
+  using LockedBody = std::function<Result<void>(TaskContext& task, FieldMask& extra)>;
+  /// Runs a one-shot action in a worker under `lock` (power, boot mode, secure boot, virtual
+  /// media, tear-downs): loads the node (failing the node's action when that fails), resolves
+  /// its driver, runs `body`, records a failure as last_error (and history), clears any target
+  /// power state, and gives the node up in the save of the outcome (with `extra`'s fields).
+  void runLocked(NodeLock& lock, const LockedAction& action, const LockedBody& body);
+
+  // Requests (conductor_requests.cpp): provision() per verb.
+  /// abort: from clean wait, inspect wait, a hold, deploy wait (1.110), servicing (1.87).
+  Result<void> abortFrom(TransactionPtr tx, TaskContext& task, const ProvisionRequest& request);
+  /// unhold (1.85): the held flow goes back to its wait state and carries on.
+  Result<void> unhold(TransactionPtr tx, TaskContext& task, const ProvisionRequest& request,
+                      bool mine);
+  /// The synchronous checks of a verb that starts a flow, as Ironic's do_node_deploy,
+  /// do_node_clean, do_node_rescue, ...: InvalidArgument saying what fails.
+  Result<void> validateForVerb(TaskContext& task, std::string_view event,
+                               const ProvisionRequest& request);
+  /// The flow bookkeeping a verb starts with (requested steps, configdrive, timestamps).
+  void seedFlowInfo(TaskContext& task, std::string_view event, const ProvisionRequest& request);
+
   void recoverInterruptedNodes();
   /// Queues every allocation a stopped server left in "allocating" (conductor_allocations.cpp).
   void recoverAllocations();
@@ -362,6 +375,7 @@ class Conductor {
   void periodicLoop();
 
   Deps deps_;
+  TaskStore tasks_;
   ConductorRegistry registry_;
   bool registered_ = false;
   PriorityOverrides overrides_;

@@ -69,7 +69,7 @@ Result<json> Conductor::lookup(const std::vector<std::string>& macs, const std::
     }
     uuid = *owners.begin();
   }
-  auto loaded = loadTask(*tx, uuid);
+  auto loaded = tasks_.load(*tx, uuid);
   if (!loaded) {
     if (loaded.error().code == ErrorCode::NotFound) return notFound(kLookupNotFound);
     return std::unexpected(loaded.error());
@@ -91,7 +91,7 @@ Result<json> Conductor::lookup(const std::vector<std::string>& macs, const std::
   } else {
     response.agentToken = agent::generateToken();
     task.internalInfo[agent::kToken] = response.agentToken;
-    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tasks_.save(*tx, task));
     KILN_TRY_VOID(tx->commit());
     task.log.info("agent looked up; token issued");
   }
@@ -122,7 +122,7 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     // Nothing here needs the node's ports or traits, and the row read now stays this
     // transaction's (saveTaskOver): the busiest path of a large site reads the row once.
-    auto loaded = loadTask(*tx, uuid, /*withRelations=*/false);
+    auto loaded = tasks_.load(*tx, uuid, /*withRelations=*/false);
     if (!loaded) return std::unexpected(loaded.error());
     task = std::move(*loaded);
     const Record storedRow = task.node;
@@ -140,13 +140,13 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
       return response;
     }
     const std::string now = formatIsoTime(deps_.clock.now());
-    info["agent_version"] = beat.agentVersion;
-    info["agent_protocol_version"] = beat.protocolVersion;
+    info[flow::kAgentVersion] = beat.agentVersion;
+    info[flow::kAgentProtocolVersion] = beat.protocolVersion;
     info[agent::kLastHeartbeat] = now;
     if (const json* clean = reportedSteps(beat, "clean")) info[agent::kCachedCleanSteps] = *clean;
     if (const json* deploy = reportedSteps(beat, "deploy")) info[agent::kCachedDeploySteps] = *deploy;
     if (beat.steps.is_object() && beat.steps.contains("hardware_manager_version")) {
-      info["hardware_manager_version"] = beat.steps["hardware_manager_version"];
+      info[flow::kHardwareManagerVersion] = beat.steps["hardware_manager_version"];
     }
     if (beat.inventory) info[agent::kInventory] = *beat.inventory;
     if (beat.progress) {
@@ -167,7 +167,7 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
     const std::string s = task.node.str(kNodeProvisionState);
     const std::string waiting = info.value(agent::kWaiting, "");
     const bool maintenance = task.node.flag(kNodeMaintenance);
-    if (isWaitState(s)) {
+    if (state::isWaitState(s)) {
       // Ironic: an agent heartbeat keeps the callback timeout from expiring.
       task.node.setText(kNodeProvisionUpdatedAt, now);
     }
@@ -181,7 +181,7 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
         const bool cleanNotStarted = s == state::kCleanWait && !info.contains("clean_step_index");
         if (cleanNotStarted) {
           info.erase("clean_steps");
-          info["clean_replan"] = true;
+          info[flow::kCleanReplan] = true;
         }
         KILN_TRY_VOID(markResumed(task, !cleanNotStarted && s != state::kServiceWait));
         resumed = true;
@@ -195,7 +195,7 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
         resumed = true;
       }
     }
-    KILN_TRY_VOID(saveTaskOver(*tx, task, storedRow));
+    KILN_TRY_VOID(tasks_.saveOver(*tx, task, storedRow));
     KILN_TRY_VOID(tx->commit());
   }
   if (resumed) {
@@ -207,21 +207,21 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
     (void)finished.wait_for(std::chrono::seconds(2));
     // The flow may have queued a command or moved the node on: read what it left.
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-    task = KILN_TRY(loadTask(*tx, uuid));
+    task = KILN_TRY(tasks_.load(*tx, uuid));
   }
   const json& info = task.internalInfo;
   if (auto it = info.find(agent::kCommand); it != info.end() && it->is_object()) {
     response.commands.push_back(KILN_TRY(protocol::AgentCommand::parse(*it)));
   }
   if (!response.commands.empty() || !task.node[kNodeReservation].isNull() ||
-      isWorkingState(task.node.str(kNodeProvisionState))) {
+      state::isWorkingState(task.node.str(kNodeProvisionState))) {
     response.heartbeatInterval = deps_.config.agentCommandHeartbeatInterval;
   }
   return response;
 }
 
 Result<Conductor::Next> Conductor::takeAgentResult(TaskContext& task, StepKind kind) {
-  const FlowKeys& keys = keysFor(kind);
+  const flow::FlowKeys& keys = flow::keysFor(kind);
   json& info = task.internalInfo;
   const json report = info[agent::kResult];
   info.erase(agent::kResult);
@@ -231,7 +231,7 @@ Result<Conductor::Next> Conductor::takeAgentResult(TaskContext& task, StepKind k
   const int index = info.value(keys.index, -1);
   if (!steps.is_array() || index < 0 || index >= static_cast<int>(steps.size())) {
     task.log.warning("agent result without a current step; ignored");
-    KILN_TRY_VOID(saveInNewTransaction(task));
+    KILN_TRY_VOID(tasks_.saveNew(task));
     return Next::Continue;
   }
   auto step = KILN_TRY(PlannedStep::fromJson(steps[static_cast<size_t>(index)]));

@@ -31,17 +31,7 @@ void Conductor::runAllocation(const std::string& uuid) {
   Logger log = log_.with("allocation", uuid);
   const int attempts = std::max(1, deps_.config.nodeLockedRetryAttempts);
   for (int attempt = 1;; ++attempt) {
-    auto pass = [&]() -> Result<AllocationDecision> {
-      auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-      auto found = KILN_TRY(tx->allocations().findBy(kAllocUuid, Value::text(uuid)));
-      if (!found || found->str(kAllocState) != allocation_state::kAllocating) {
-        return AllocationDecision{AllocationDecision::Kind::Allocated, "", 0, ""};  // nothing to do
-      }
-      auto decision =
-          KILN_TRY(scheduleAllocation(*tx, *found, threadRng(), formatIsoTime(deps_.clock.now())));
-      if (decision.kind == AllocationDecision::Kind::Allocated) KILN_TRY_VOID(tx->commit());
-      return decision;
-    }();
+    auto pass = scheduleAllocation(deps_.storage, uuid, threadRng(), deps_.clock);
     if (!pass) {
       log.error("allocation failed", {{"error", pass.error().message}});
       return failAllocation(uuid,
@@ -49,8 +39,10 @@ void Conductor::runAllocation(const std::string& uuid) {
     }
     switch (pass->kind) {
       case AllocationDecision::Kind::Allocated:
-        if (!pass->nodeUuid.empty()) log.info("node allocated", {{"node", pass->nodeUuid}});
+        log.info("node allocated", {{"node", pass->nodeUuid}});
         return;
+      case AllocationDecision::Kind::Gone:
+        return;  // deleted meanwhile, or no longer allocating
       case AllocationDecision::Kind::Failed:
         return failAllocation(uuid, pass->error);
       case AllocationDecision::Kind::Locked:

@@ -5,6 +5,7 @@
 // the inspection with its message, and nothing the rules did is kept.
 #include "server/conductor/conductor.h"
 #include "server/conductor/firmware_cache.h"
+#include "server/conductor/flow_keys.h"
 #include "server/drivers/agent/agent_session.h"
 #include "server/model/provision_state.h"
 #include "server/inspection/rules_engine.h"
@@ -44,7 +45,7 @@ json fieldJson(const Record& r, const Schema& schema, size_t field) {
 
 Result<Conductor::Next> Conductor::finishInspection(TaskContext& task) {
   std::optional<NodeInventory> data;
-  std::vector<Record> changedPorts;
+  std::vector<std::pair<Record, FieldMask>> changedPorts;  // each with the columns the rules set
   std::optional<std::vector<std::string>> traits;
   FieldMask extra;
   extra.set(kNodeProperties);
@@ -115,6 +116,7 @@ Result<Conductor::Next> Conductor::finishInspection(TaskContext& task) {
       for (size_t i = 0; i < view.ports.size(); ++i) {
         if (!view.ports[i].changed) continue;
         Record port = task.ports[i];
+        FieldMask changed;
         for (const auto& [name, field] : kRulePortFields) {
           auto v = valueFromJson(view.ports[i].fields.value(name, json()), portSchema[field]);
           if (!v) {
@@ -122,32 +124,34 @@ Result<Conductor::Next> Conductor::finishInspection(TaskContext& task) {
                                       ": an inspection rule set port " + port.uuid() + " " + name +
                                       ": " + v.error().message);
           }
-          port[field] = std::move(*v);
+          if (!(*v == port[field])) {
+            port[field] = std::move(*v);
+            changed.set(field);
+          }
         }
-        changedPorts.push_back(std::move(port));
+        if (changed.any()) changedPorts.emplace_back(std::move(port), changed);
       }
     }
   }
-  task.node.setText(kNodeInspectionFinishedAt, formatIsoTime(deps_.clock.now()));
-  transition(task, "done");
-  task.node.setNull(kNodeTargetProvisionState);
-  // The node is given up in the transaction that stores the inspection (see advance()).
-  task.node.setNull(kNodeReservation);
-  {
-    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    KILN_TRY_VOID(saveTask(*tx, task, extra));
-    if (data) {
-      KILN_TRY_VOID(storeNodeInventory(*tx, task.node.id(), *data, formatIsoTime(deps_.clock.now())));
-    }
-    if (traits) KILN_TRY_VOID(tx->traits().set(task.node.id(), *traits));
-    for (auto& port : changedPorts) {
-      port.setText(kPortUpdatedAt, formatIsoTime(deps_.clock.now()));
-      KILN_TRY_VOID(tx->ports().update(port));
-    }
-    KILN_TRY_VOID(tx->commit());
-  }
-  // As Ironic's node_update_cache after inspection.
+  // As Ironic's node_update_cache, before its "done" event: while the node is still held.
   cacheFirmwareComponents(task, deps_.storage, deps_.clock);
+  task.node.setText(kNodeInspectionFinishedAt, formatIsoTime(deps_.clock.now()));
+  tasks_.transition(task, "done");
+  task.node.setNull(kNodeTargetProvisionState);
+  // The node is given up in the transaction that stores the inspection.
+  const std::string now = formatIsoTime(deps_.clock.now());
+  KILN_TRY_VOID(tasks_.saveReleasing(task, extra, nullptr, [&](Transaction& tx) -> Result<void> {
+    if (data) KILN_TRY_VOID(storeNodeInventory(tx, task.node.id(), *data, now));
+    if (traits) KILN_TRY_VOID(tx.traits().set(task.node.id(), *traits));
+    // Ports were read in an earlier transaction: only the columns the rules changed are
+    // written, so an API change to a port's other fields meanwhile is kept.
+    for (auto& [port, changed] : changedPorts) {
+      port.setText(kPortUpdatedAt, now);
+      changed.set(kPortUpdatedAt);
+      KILN_TRY_VOID(tx.ports().updateFields(port, changed));
+    }
+    return {};
+  }));
   return Next::Stop;
 }
 
@@ -163,7 +167,7 @@ Result<json> Conductor::continueInspection(const json& inventory, const std::vec
   bool mine = true;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    TaskContext task = KILN_TRY(tasks_.load(*tx, uuid));
     const std::string s = task.node.str(kNodeProvisionState);
     if (s != state::kInspectWait) {
       return conflict("Node " + uuid + " is not waiting for inspection data (provision state \"" +
@@ -172,10 +176,10 @@ Result<json> Conductor::continueInspection(const json& inventory, const std::vec
     KILN_TRY_VOID(NodeLock::checkFree(task.node));
     mine = registry_.owns(task.node);
     task.internalInfo[agent::kInventory] = inventory;
-    task.internalInfo["agent_inspecting"] = true;
+    task.internalInfo[flow::kAgentInspecting] = true;
     task.internalInfo.erase(agent::kWaiting);
     KILN_TRY_VOID(markResumed(task, true));
-    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tasks_.save(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
   startFlow(adoptLock(uuid, "inspection data"), mine);

@@ -24,7 +24,7 @@ std::unexpected<Error> managementInvalid(const std::string& uuid, const std::str
 Result<void> Conductor::setBootMode(const std::string& uuid, const std::string& mode) {
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    TaskContext task = KILN_TRY(tasks_.load(*tx, uuid));
     KILN_TRY_VOID(NodeLock::checkFree(task.node));
     auto driver = KILN_TRY(driverFor(task.node));
     task.driver = &driver;
@@ -32,7 +32,7 @@ Result<void> Conductor::setBootMode(const std::string& uuid, const std::string& 
     // A new operation: the previous error goes (a failure puts its own there).
     task.node.setNull(kNodeLastError);
     KILN_TRY_VOID(NodeLock::reserve(task.node, host()));
-    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tasks_.save(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
   submit(adoptLock(uuid, "boot mode change"),
@@ -43,14 +43,14 @@ Result<void> Conductor::setBootMode(const std::string& uuid, const std::string& 
 Result<void> Conductor::setSecureBoot(const std::string& uuid, bool enabled) {
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    TaskContext task = KILN_TRY(tasks_.load(*tx, uuid));
     KILN_TRY_VOID(NodeLock::checkFree(task.node));
     auto driver = KILN_TRY(driverFor(task.node));
     task.driver = &driver;
     if (auto reason = driver.management->validate(task)) return managementInvalid(uuid, *reason);
     task.node.setNull(kNodeLastError);
     KILN_TRY_VOID(NodeLock::reserve(task.node, host()));
-    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tasks_.save(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
   submit(adoptLock(uuid, "secure boot change"),
@@ -59,81 +59,48 @@ Result<void> Conductor::setSecureBoot(const std::string& uuid, bool enabled) {
 }
 
 void Conductor::changeBootMode(NodeLock& lock, const std::string& mode) {
-  const std::string& uuid = lock.uuid();
-  TaskContext task;
-  {
-    auto loaded = [&]() -> Result<TaskContext> {
-      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-      return loadTask(*tx, uuid);
-    }();
-    if (!loaded) return failUnfinished(uuid, "Internal error: " + loaded.error().message, &lock);
-    task = std::move(*loaded);
-  }
-  FieldMask extra;
-  auto result = [&]() -> Result<void> {
-    auto driver = KILN_TRY(driverFor(task.node));
-    task.driver = &driver;
-    auto current = driver.management->getBootMode(task);
-    if (!current) {
-      task.log.warning("cannot read the boot mode before changing it",
-                       {{"error", current.error().message}});
-    } else if (*current && **current == mode) {
-      task.log.info("boot mode already as requested; no change made", {{"boot_mode", mode}});
-      return {};
-    }
-    KILN_TRY_VOID(driver.management->setBootMode(task, mode));
-    task.log.info("boot mode changed", {{"boot_mode", mode}});
-    task.node.setText(kNodeBootMode, mode);
-    extra.set(kNodeBootMode);
-    return {};
-  }();
-  if (!result) {
-    // Ironic's wording, its missing quote included.
-    task.node.setText(kNodeLastError,
-                      "Failed to change boot mode to '" + mode + ": " + result.error().message);
-    task.log.error("boot mode change failed",
-                   {{"boot_mode", mode}, {"error", result.error().message}});
-  }
-  saveAndRelease(task, lock, "cannot record the boot mode change", extra);
+  // Ironic's wording, its missing quote included.
+  runLocked(lock, {"cannot record the boot mode change", "Failed to change boot mode to '" + mode, {}, {}},
+            [&](TaskContext& task, FieldMask& extra) -> Result<void> {
+              ManagementInterface& management = *task.driver->management;
+              auto current = management.getBootMode(task);
+              if (!current) {
+                task.log.warning("cannot read the boot mode before changing it",
+                                 {{"error", current.error().message}});
+              } else if (*current && **current == mode) {
+                task.log.info("boot mode already as requested; no change made",
+                              {{"boot_mode", mode}});
+                return {};
+              }
+              KILN_TRY_VOID(management.setBootMode(task, mode));
+              task.log.info("boot mode changed", {{"boot_mode", mode}});
+              task.node.setText(kNodeBootMode, mode);
+              extra.set(kNodeBootMode);
+              return {};
+            });
 }
 
 void Conductor::changeSecureBoot(NodeLock& lock, bool enabled) {
-  const std::string& uuid = lock.uuid();
-  TaskContext task;
-  {
-    auto loaded = [&]() -> Result<TaskContext> {
-      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-      return loadTask(*tx, uuid);
-    }();
-    if (!loaded) return failUnfinished(uuid, "Internal error: " + loaded.error().message, &lock);
-    task = std::move(*loaded);
-  }
-  FieldMask extra;
-  auto result = [&]() -> Result<void> {
-    auto driver = KILN_TRY(driverFor(task.node));
-    task.driver = &driver;
-    auto current = driver.management->getSecureBoot(task);
-    if (!current) {
-      task.log.warning("cannot read the secure boot state before changing it",
-                       {{"error", current.error().message}});
-    } else if (*current && **current == enabled) {
-      task.log.info("secure boot already as requested; no change made",
-                    {{"secure_boot", pyBool(enabled)}});
-      return {};
-    }
-    KILN_TRY_VOID(driver.management->setSecureBoot(task, enabled));
-    task.log.info("secure boot changed", {{"secure_boot", pyBool(enabled)}});
-    task.node.setBool(kNodeSecureBoot, enabled);
-    extra.set(kNodeSecureBoot);
-    return {};
-  }();
-  if (!result) {
-    task.node.setText(kNodeLastError, "Failed to change secure_boot state to '" + pyBool(enabled) +
-                                          "': " + result.error().message);
-    task.log.error("secure boot change failed",
-                   {{"secure_boot", pyBool(enabled)}, {"error", result.error().message}});
-  }
-  saveAndRelease(task, lock, "cannot record the secure boot change", extra);
+  runLocked(lock,
+            {"cannot record the secure boot change",
+             "Failed to change secure_boot state to '" + pyBool(enabled) + "'", {}, {}},
+            [&](TaskContext& task, FieldMask& extra) -> Result<void> {
+              ManagementInterface& management = *task.driver->management;
+              auto current = management.getSecureBoot(task);
+              if (!current) {
+                task.log.warning("cannot read the secure boot state before changing it",
+                                 {{"error", current.error().message}});
+              } else if (*current && **current == enabled) {
+                task.log.info("secure boot already as requested; no change made",
+                              {{"secure_boot", pyBool(enabled)}});
+                return {};
+              }
+              KILN_TRY_VOID(management.setSecureBoot(task, enabled));
+              task.log.info("secure boot changed", {{"secure_boot", pyBool(enabled)}});
+              task.node.setBool(kNodeSecureBoot, enabled);
+              extra.set(kNodeSecureBoot);
+              return {};
+            });
 }
 
 // ---- synchronous: NMI and indicators
@@ -142,11 +109,9 @@ void Conductor::changeSecureBoot(NodeLock& lock, bool enabled) {
 Result<void> Conductor::withManagementLock(const std::string& uuid,
                                            const std::function<Result<void>(TaskContext&)>& body) {
   NodeLock lock = KILN_TRY(lockNode(uuid, "management call"));
-  TaskContext task;
-  {
-    auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-    task = KILN_TRY(loadTask(*tx, uuid));
-  }
+  TaskContext task = KILN_TRY(tasks_.loadFresh(uuid));
+  task.heldBy = host();
+  task.onReleased = [&lock] { lock.releasedInSave(); };
   auto run = [&]() -> Result<void> {
     auto driver = KILN_TRY(driverFor(task.node));
     task.driver = &driver;
@@ -155,9 +120,7 @@ Result<void> Conductor::withManagementLock(const std::string& uuid,
   };
   Result<void> result = run();
   task.driver = nullptr;
-  task.node.setNull(kNodeReservation);
-  KILN_TRY_VOID(saveInNewTransaction(task));
-  lock.releasedInSave();
+  KILN_TRY_VOID(tasks_.saveReleasing(task));
   return result;
 }
 
@@ -170,11 +133,7 @@ Result<void> Conductor::injectNmi(const std::string& uuid) {
 }
 
 Result<ManagementInterface::Indicators> Conductor::supportedIndicators(const std::string& uuid) {
-  TaskContext task;
-  {
-    auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-    task = KILN_TRY(loadTask(*tx, uuid));
-  }
+  TaskContext task = KILN_TRY(tasks_.loadFresh(uuid));
   auto driver = KILN_TRY(driverFor(task.node));
   task.driver = &driver;
   return driver.management->supportedIndicators(task, "");
@@ -206,14 +165,14 @@ FieldMask Conductor::cacheBootMode(TaskContext& task) {
   std::optional<std::string> mode;
   if (auto got = management.getBootMode(task)) {
     mode = *got;
-  } else if (!ManagementInterface::isUnsupported(got.error())) {
+  } else if (!got.error().is(Reason::Unsupported)) {
     task.log.warning("cannot read the boot mode", {{"error", got.error().message}});
     return {};
   }
   std::optional<bool> secure;
   if (auto got = management.getSecureBoot(task)) {
     secure = *got;
-  } else if (!ManagementInterface::isUnsupported(got.error())) {
+  } else if (!got.error().is(Reason::Unsupported)) {
     task.log.warning("cannot read the secure boot state", {{"error", got.error().message}});
     return {};
   }

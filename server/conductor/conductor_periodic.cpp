@@ -38,7 +38,7 @@ void Conductor::pickUpHandedOffNodes() {
   for (const auto& n : candidates) {
     if (!registry_.owns(n)) continue;
     auto lock = lockNode(n.uuid(), "handed-off flow", [](const Record& node) -> Result<void> {
-      if (!isWorkingState(node.str(kNodeProvisionState))) {
+      if (!state::isWorkingState(node.str(kNodeProvisionState))) {
         return conflict("the flow moved on meanwhile");
       }
       return {};
@@ -62,7 +62,7 @@ void Conductor::pickUpHandedOffPower() {
                {ListFilter::Op::IsNotNull, kNodeTargetPowerState, {}, {}}},
               [&](const Record& n) {
                 // This server's own power actions in progress carry no note.
-                if (objectField(n, kNodeDriverInternalInfo).contains(kHandedOffPower)) {
+                if (objectField(n, kNodeDriverInternalInfo).contains(flow::kHandedOffPower)) {
                   noted.push_back(n.uuid());
                 }
                 return true;
@@ -72,15 +72,15 @@ void Conductor::pickUpHandedOffPower() {
     // and the worker adopts it, so the action runs once however often this pass sees it.
     auto claimed = [&]() -> Result<Pending> {
       auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-      TaskContext task = KILN_TRY(loadTask(*tx, uuid));
-      const json note = task.internalInfo.value(kHandedOffPower, json());
+      TaskContext task = KILN_TRY(tasks_.load(*tx, uuid));
+      const json note = task.internalInfo.value(flow::kHandedOffPower, json());
       if (task.node.str(kNodeReservation) != host() || !note.is_object()) {
         return conflict("the power action was claimed meanwhile");
       }
       Pending p{uuid, note.value("target", std::string()), note.value("timeout", 0),
                 note.value("user", std::string())};
-      task.internalInfo.erase(kHandedOffPower);
-      KILN_TRY_VOID(saveTask(*tx, task));
+      task.internalInfo.erase(flow::kHandedOffPower);
+      KILN_TRY_VOID(tasks_.save(*tx, task));
       KILN_TRY_VOID(tx->commit());
       return p;
     }();
@@ -130,8 +130,8 @@ void Conductor::checkWaitingNodes() {
   for (const auto& node : waiting) {
     if (!node[kNodeReservation].isNull() || !registry_.owns(node)) continue;
     const json info = objectField(node, kNodeDriverInternalInfo);
-    if (info.contains("wait_until") && info["wait_until"].is_number_integer()) {
-      if (info["wait_until"].get<int64_t>() <= nowSeconds) (void)resume(node.uuid(), true);
+    if (info.contains(flow::kWaitUntil) && info[flow::kWaitUntil].is_number_integer()) {
+      if (info[flow::kWaitUntil].get<int64_t>() <= nowSeconds) (void)resume(node.uuid(), true);
       continue;
     }
     const bool clean = node.str(kNodeProvisionState) == state::kCleanWait ||
@@ -151,38 +151,40 @@ void Conductor::checkWaitingNodes() {
       return {};
     });
     if (!lock) continue;
-    auto task = [&]() -> Result<TaskContext> {
-      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-      return loadTask(*tx, node.uuid());
-    }();
+    auto task = tasks_.loadFresh(node.uuid());
     if (!task) continue;
     auto driver = driverFor(task->node);
     if (!driver) continue;
     task->driver = &*driver;
-    const auto failed = [&]() -> Result<Next> {
-      if (inspect) {
-        return failFlow(*task,
-                        "Timeout reached while inspecting node " + task->uuid() +
-                            ": its agent did not report the hardware inventory within " +
-                            std::to_string(timeout) + " seconds.",
-                        {}, history_event::kTransition);
-      }
-      const bool service = waitState == state::kServiceWait;
-      const json current = objectField(task->node, service ? kNodeServiceStep
-                                                   : clean ? kNodeCleanStep
-                                                           : kNodeDeployStep);
-      const std::string step = current.empty() ? "(none yet)" : stepName(current);
-      if (service) {
-        return failFlow(*task, "Timeout reached while servicing the node " + task->uuid() +
-                                   ". Failed on step " + step + ".");
-      }
-      return failFlow(*task, clean ? "Timeout reached while cleaning the node. Please check if the "
-                                     "ramdisk responsible for the cleaning is running on the node. "
-                                     "Failed on step " + step + "."
-                                   : "Timeout reached while waiting for callback for node " +
-                                         task->uuid() + " in deploy step " + step + ".");
-    }();
-    if (failed) lock->releasedInSave();  // failFlow's save gave the node up
+    task->heldBy = host();
+    task->onReleased = [&lock] { lock->releasedInSave(); };
+    if (inspect) {
+      (void)failFlow(*task,
+                     "Timeout reached while inspecting node " + task->uuid() +
+                         ": its agent did not report the hardware inventory within " +
+                         std::to_string(timeout) + " seconds.",
+                     {}, FailureCause::TimedOut);
+      continue;
+    }
+    const bool service = waitState == state::kServiceWait;
+    const json current = objectField(task->node, service ? kNodeServiceStep
+                                                 : clean ? kNodeCleanStep
+                                                         : kNodeDeployStep);
+    const std::string step = current.empty() ? "(none yet)" : stepName(current);
+    if (service) {
+      (void)failFlow(*task,
+                     "Timeout reached while servicing the node " + task->uuid() +
+                         ". Failed on step " + step + ".",
+                     {}, FailureCause::TimedOut);
+      continue;
+    }
+    (void)failFlow(*task,
+                   clean ? "Timeout reached while cleaning the node. Please check if the "
+                           "ramdisk responsible for the cleaning is running on the node. "
+                           "Failed on step " + step + "."
+                         : "Timeout reached while waiting for callback for node " +
+                               task->uuid() + " in deploy step " + step + ".",
+                   {}, FailureCause::TimedOut);
   }
 }
 
@@ -215,7 +217,7 @@ bool Conductor::syncPowerState(const Record& n) {
   {
     auto tx = deps_.storage.begin(Mode::Read);
     if (!tx) return false;
-    auto loaded = loadTask(**tx, n.uuid());
+    auto loaded = tasks_.load(**tx, n.uuid());
     if (!loaded) return true;
     task = std::move(*loaded);
   }
@@ -269,23 +271,23 @@ bool Conductor::syncPowerState(const Record& n) {
   // this sync's lock), out of maintenance, its recorded power state unchanged.
   auto tx = deps_.storage.begin(Mode::Write);
   if (!tx) return false;
-  auto current = loadTask(**tx, n.uuid());
+  auto current = tasks_.load(**tx, n.uuid());
   if (!current || current->node.flag(kNodeMaintenance)) return true;
   const bool reserved = !current->node[kNodeReservation].isNull();
   if (reserved && !(lock.held() && current->node.str(kNodeReservation) == host())) return true;
   if (current->node.optStr(kNodePowerState) != recorded) return true;
-  const int failures = current->internalInfo.value("power_sync_failures", 0);
+  const int failures = current->internalInfo.value(flow::kPowerSyncFailures, 0);
   FieldMask extra;
   std::optional<HistoryEvent> journal;
   if (!observed) {
-    current->internalInfo["power_sync_failures"] = failures + 1;
+    current->internalInfo[flow::kPowerSyncFailures] = failures + 1;
     if (failures + 1 >= deps_.config.powerStateSyncMaxRetries) {
       current->node.setBool(kNodeMaintenance, true);
       current->node.setText(kNodeMaintenanceReason,
                             "During sync_power_state, max retries exceeded for node " + n.uuid() +
                                 ". Switching node to maintenance mode. Error: " + observed.error().message);
       current->node.setText(kNodeFault, "power failure");
-      current->internalInfo.erase("power_sync_failures");
+      current->internalInfo.erase(flow::kPowerSyncFailures);
       extra.set(kNodeMaintenance).set(kNodeMaintenanceReason);
       current->log.error("power state sync failed; node put in maintenance",
                          {{"error", observed.error().message}});
@@ -295,7 +297,7 @@ bool Conductor::syncPowerState(const Record& n) {
                              {}};
     }
   } else {
-    current->internalInfo.erase("power_sync_failures");
+    current->internalInfo.erase(flow::kPowerSyncFailures);
     for (size_t f : {kNodeBootMode, kNodeSecureBoot}) {
       if (bootFields.test(f)) current->node[f] = task.node[f];
     }
@@ -332,9 +334,9 @@ bool Conductor::syncPowerState(const Record& n) {
   }
   // The restore's lock is given up in the same save that records its outcome.
   if (lock.held()) current->node.setNull(kNodeReservation);
-  if (!saveTask(**tx, *current, extra)) return true;
-  if (journal && !recordHistory(**tx, current->node.id(), *journal)) return true;
-  if ((*tx)->commit()) lock.releasedInSave();
+  if (!tasks_.save(**tx, *current, extra)) return true;
+  if (journal && !tasks_.recordHistory(**tx, current->node.id(), *journal)) return true;
+  if ((*tx)->commit() && lock.held()) lock.releasedInSave();
   return true;
 }
 
@@ -382,7 +384,7 @@ void Conductor::recoverNode(const std::string& uuid, const std::string& reserved
                             const std::string& who) {
   auto tx = deps_.storage.begin(Mode::Write);
   if (!tx) return;
-  auto task = loadTask(**tx, uuid);
+  auto task = tasks_.load(**tx, uuid);
   if (!task) return;
   Record& node = task->node;
   const Record stored = node;  // saved over without a second read (same transaction)
@@ -390,52 +392,34 @@ void Conductor::recoverNode(const std::string& uuid, const std::string& reserved
   const bool reserved = !node[kNodeReservation].isNull();
   if (reserved && node.str(kNodeReservation) != reservedBy) return;
   if (!reserved && node[kNodeTargetPowerState].isNull()) return;
-  if (reserved && task->internalInfo.contains(kHandedOffPower)) {
+  if (reserved && task->internalInfo.contains(flow::kHandedOffPower)) {
     // A power action handed to `reservedBy` that never started: the reservation was only the
     // hand-off's, so nothing was interrupted. This conductor runs it (pickUpHandedOffPower).
     if (reservedBy == host()) return;
     node.setText(kNodeReservation, host());
-    if (saveTaskOver(**tx, *task, stored)) (void)(*tx)->commit();
+    if (tasks_.saveOver(**tx, *task, stored)) (void)(*tx)->commit();
     log_.info("took over a handed-off power action", {{"node", uuid}, {"from", reservedBy}});
     return;
   }
   const std::string s = node.str(kNodeProvisionState);
-  if (reserved && isWorkingState(s)) {
-    const json clean = objectField(node, kNodeCleanStep);
-    const json deploy = objectField(node, kNodeDeployStep);
-    const json& step = s == state::kCleaning ? clean : deploy;
-    std::string msg = who + " while the node was " + s;
-    if (!step.empty()) msg += " (at step " + stepName(step) + ")";
-    msg += "; the operation was not completed. ";
-    if (s == state::kCleaning) msg += "Use \"manage\" and try again.";
-    else if (s == state::kDeploying) msg += "Deploy again or undeploy.";
-    else if (s == state::kDeleting) msg += "Undeploy again.";
-    else if (s == state::kVerifying) msg += "Use \"manage\" again.";
-    else if (s == state::kInspecting) msg += "Inspect again or use \"manage\".";
-    else if (s == state::kRescuing) msg += "Rescue again, unrescue or undeploy.";
-    else if (s == state::kUnrescuing) msg += "Unrescue again, rescue or undeploy.";
-    else if (s == state::kServicing) msg += "Service again or abort.";
-    else msg += "Adopt again or use \"manage\".";
-    transition(*task, "fail");
-    node.setText(kNodeLastError, msg);
-    node.setNull(kNodeTargetProvisionState);
-    if (s == state::kCleaning) node.setText(kNodeCleanStep, "{}");
+  std::optional<std::string> message;
+  if (reserved && state::isWorkingState(s)) {
+    const FailurePlan plan = planFailure(s, FailureCause::Interrupted);
+    message = interruptedMessage(s, who, failedStepName(plan, node));
+    tasks_.transition(*task, plan.event);
+    applyFailure(plan, node, &task->internalInfo, *message);
     log_.warning("failed an interrupted flow", {{"node", uuid}, {"state", s}, {"by", who}});
-  }
-  if (!node[kNodeTargetPowerState].isNull()) {
-    if (node[kNodeLastError].isNull()) {
-      node.setText(kNodeLastError, who + " during a power action (target " +
-                                       node.str(kNodeTargetPowerState) + "); retry it.");
-    }
-    node.setNull(kNodeTargetPowerState);
+  } else if (!node[kNodeTargetPowerState].isNull()) {
+    message = who + " during a power action (target " + node.str(kNodeTargetPowerState) +
+              "); retry it.";
+    applyFailure(planFailure(s, FailureCause::Interrupted, true), node, &task->internalInfo,
+                 *message);
   }
   node.setNull(kNodeReservation);
-  if (!saveTaskOver(**tx, *task, stored)) return;
-  // Ironic journals nodes it fails at start-up as a "transition".
-  if (!node[kNodeLastError].isNull() && node.str(kNodeLastError) != stored.str(kNodeLastError) &&
-      !recordHistory(
-          **tx, node.id(),
-          {node.str(kNodeLastError), std::string(history_event::kTransition), "ERROR", {}})) {
+  if (!tasks_.saveOver(**tx, *task, stored)) return;
+  const FailurePlan journal = planFailure(s, FailureCause::Interrupted);
+  if (message && !tasks_.recordHistory(**tx, node.id(),
+                                       {*message, std::string(journal.historyType), "ERROR", {}})) {
     return;
   }
   (void)(*tx)->commit();

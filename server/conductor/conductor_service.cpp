@@ -18,24 +18,19 @@
 namespace kiln::server {
 
 using detail::clearFlow;
-using detail::keysFor;
 using nlohmann::json;
 using Mode = Storage::Mode;
 
-namespace {
-/// driver_internal_info: the agent ramdisk was booted for this servicing.
-constexpr const char* kServiceRamdisk = "service_ramdisk";
-}  // namespace
 
 Result<Conductor::Next> Conductor::doServicing(TaskContext& task) {
   json& info = task.internalInfo;
-  if (!info.contains(keysFor(StepKind::Service).steps)) {
+  if (!info.contains(flow::keysFor(StepKind::Service).steps)) {
     // As Ironic's do_node_service: the caches are refreshed before any step runs.
     cacheBiosSettings(task);
     cacheFirmwareComponents(task, deps_.storage, deps_.clock);
     const auto available = availableSteps(*task.driver, StepKind::Service, overrides_, nullptr);
     const json requested =
-        info.contains("service_steps_requested") ? info["service_steps_requested"] : json::array();
+        info.contains(flow::kServiceStepsRequested) ? info[flow::kServiceStepsRequested] : json::array();
     auto planned = manualCleanPlan(requested, available);
     if (!planned) {
       return failFlow(task, "Failed to validate the service steps of node " + task.uuid() + ": " +
@@ -54,10 +49,10 @@ Result<Conductor::Next> Conductor::doServicing(TaskContext& task) {
     }
     json steps = json::array();
     for (const auto& p : *planned) steps.push_back(p.toJson());
-    info[keysFor(StepKind::Service).steps] = steps;
-    info.erase(keysFor(StepKind::Service).index);
-    info.erase(keysFor(StepKind::Service).completed);
-    KILN_TRY_VOID(saveInNewTransaction(task));
+    info[flow::keysFor(StepKind::Service).steps] = steps;
+    info.erase(flow::keysFor(StepKind::Service).index);
+    info.erase(flow::keysFor(StepKind::Service).completed);
+    KILN_TRY_VOID(tasks_.saveNew(task));
     if (inBand != planned->end()) {
       // Ironic's prepare_service: boot the agent ramdisk and wait for its first heartbeat.
       const auto timeout = std::chrono::seconds(deps_.config.powerStateChangeTimeout);
@@ -65,7 +60,7 @@ Result<Conductor::Next> Conductor::doServicing(TaskContext& task) {
         return failFlow(task, "Failed to prepare node " + task.uuid() + " for servicing: " +
                                   booted.error().message);
       }
-      info[kServiceRamdisk] = true;
+      info[flow::kServiceRamdisk] = true;
       return parkFlow(task, "wait");
     }
     return Next::Continue;
@@ -75,7 +70,7 @@ Result<Conductor::Next> Conductor::doServicing(TaskContext& task) {
 
 Result<void> Conductor::tearDownServiceRamdisk(TaskContext& task) {
   json& info = task.internalInfo;
-  if (!info.value(kServiceRamdisk, false)) return {};
+  if (!info.value(flow::kServiceRamdisk, false)) return {};
   // Ironic's tear_down_inband_service: out of the ramdisk, the instance's boot configuration
   // back, the instance started (rebooted into, when the node must not be powered off).
   const auto timeout = std::chrono::seconds(deps_.config.powerStateChangeTimeout);
@@ -90,7 +85,7 @@ Result<void> Conductor::tearDownServiceRamdisk(TaskContext& task) {
     KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOn, timeout));
   }
   task.node.setText(kNodePowerState, std::string(state::kPowerOn));
-  info.erase(kServiceRamdisk);
+  info.erase(flow::kServiceRamdisk);
   return {};
 }
 
@@ -100,10 +95,10 @@ Result<Conductor::Next> Conductor::finishServicing(TaskContext& task) {
     return failFlow(task, "Failed to tear down servicing of node " + task.uuid() + ": " + r.error().message);
   }
   // Kiln keeps the last run's service_steps for inspection; the bookkeeping goes.
-  info.erase(keysFor(StepKind::Service).index);
-  info.erase(keysFor(StepKind::Service).completed);
-  info.erase("service_steps_requested");
-  info.erase("wait_until");
+  info.erase(flow::keysFor(StepKind::Service).index);
+  info.erase(flow::keysFor(StepKind::Service).completed);
+  info.erase(flow::kServiceStepsRequested);
+  info.erase(flow::kWaitUntil);
   cacheBiosSettings(task);
   cacheFirmwareComponents(task, deps_.storage, deps_.clock);
   task.node.setText(kNodeServiceStep, "{}");
@@ -111,50 +106,29 @@ Result<Conductor::Next> Conductor::finishServicing(TaskContext& task) {
 }
 
 void Conductor::abortFailedService(NodeLock& lock) {
-  const std::string& uuid = lock.uuid();
-  auto run = [&]() -> Result<void> {
-    TaskContext task;
-    {
-      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-      task = KILN_TRY(loadTask(*tx, uuid));
-    }
-    auto driver = KILN_TRY(driverFor(task.node));
-    task.driver = &driver;
-    if (auto r = tearDownServiceRamdisk(task); !r) {
-      task.node.setText(kNodeLastError, "Failed to tear down servicing of node " + uuid + ": " +
-                                            r.error().message);
-    } else {
-      transition(task, "abort");  // service failed -> active
-      task.node.setNull(kNodeTargetProvisionState);
-      task.node.setText(kNodeServiceStep, "{}");
-      task.node.setNull(kNodeLastError);
-      clearFlow(task.internalInfo, StepKind::Service);
-    }
-    task.node.setNull(kNodeReservation);
-    KILN_TRY_VOID(saveInNewTransaction(task));
-    lock.releasedInSave();
-    return {};
-  };
-  if (auto done = run(); !done) {
-    failUnfinished(uuid, "Failed to abort the servicing of node " + uuid + ": " + done.error().message,
-                   &lock);
-  }
+  const std::string uuid = lock.uuid();
+  runLocked(lock, {"cannot record the aborted servicing", "Failed to tear down servicing of node " + uuid, {}, {}},
+            [&](TaskContext& task, FieldMask&) -> Result<void> {
+              KILN_TRY_VOID(tearDownServiceRamdisk(task));
+              tasks_.transition(task, "abort");  // service failed -> active
+              task.node.setNull(kNodeTargetProvisionState);
+              task.node.setText(kNodeServiceStep, "{}");
+              task.node.setNull(kNodeLastError);
+              clearFlow(task.internalInfo, StepKind::Service);
+              return {};
+            });
 }
 
 void Conductor::failParked(NodeLock& lock, const std::string& message, const std::string& user) {
   const std::string& uuid = lock.uuid();
   auto run = [&]() -> Result<void> {
-    TaskContext task;
-    {
-      auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-      task = KILN_TRY(loadTask(*tx, uuid));
-    }
+    TaskContext task = KILN_TRY(tasks_.loadFresh(uuid));
+    task.heldBy = host();
     task.user = user;
-    auto driver = driverFor(task.node);
-    if (!driver) return std::unexpected(driver.error());
-    task.driver = &*driver;
-    KILN_TRY(failFlow(task, message));
-    lock.releasedInSave();  // failFlow's save gave the node up
+    task.onReleased = [&lock] { lock.releasedInSave(); };
+    auto driver = KILN_TRY(driverFor(task.node));
+    task.driver = &driver;
+    KILN_TRY(failFlow(task, message, {}, FailureCause::Aborted));
     return {};
   }();
   if (!run) failUnfinished(uuid, message + " (" + run.error().message + ")", &lock);

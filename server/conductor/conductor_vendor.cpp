@@ -12,7 +12,14 @@ namespace {
 using Mode = Storage::Mode;
 using nlohmann::json;
 
-constexpr std::string_view kReleaseFailed = "cannot release the node after a vendor method";
+/// The end of an exclusive method: its changes to the node are saved and the node given up.
+void releaseAfterCall(const TaskStore& tasks, TaskContext& task, NodeLock& lock) {
+  task.onReleased = [&lock] { lock.releasedInSave(); };
+  if (auto saved = tasks.saveReleasing(task); !saved) {
+    task.log.error("cannot release the node after a vendor method",
+                   {{"error", saved.error().message}});
+  }
+}
 
 Result<VendorInterface*> vendorOf(const NodeDriver& driver, const Record& node) {
   auto* vendor = dynamic_cast<VendorInterface*>(driver.get(InterfaceType::Vendor));
@@ -27,7 +34,7 @@ Result<VendorInterface*> vendorOf(const NodeDriver& driver, const Record& node) 
 
 Result<json> Conductor::vendorMethods(const std::string& uuid) {
   auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-  TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+  TaskContext task = KILN_TRY(tasks_.load(*tx, uuid));
   tx.reset();
   const NodeDriver driver = KILN_TRY(driverFor(task.node));
   VendorInterface* vendor = KILN_TRY(vendorOf(driver, task.node));
@@ -55,7 +62,7 @@ Result<VendorCallResult> Conductor::vendorPassthru(const std::string& uuid,
   NodeLock lock;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    task = KILN_TRY(loadTask(*tx, uuid));
+    task = KILN_TRY(tasks_.load(*tx, uuid));
     driver = KILN_TRY(driverFor(task.node));
     task.driver = &driver;
     vendor = KILN_TRY(vendorOf(driver, task.node));
@@ -72,7 +79,7 @@ Result<VendorCallResult> Conductor::vendorPassthru(const std::string& uuid,
     if (auto reason = vendor->validateCall(task, method, args)) return invalid(*reason);
     if (spec->requireExclusiveLock) {
       KILN_TRY_VOID(NodeLock::reserve(task.node, host()));
-      KILN_TRY_VOID(saveTask(*tx, task));
+      KILN_TRY_VOID(tasks_.save(*tx, task));
       KILN_TRY_VOID(tx->commit());
     }
   }
@@ -86,7 +93,7 @@ Result<VendorCallResult> Conductor::vendorPassthru(const std::string& uuid,
         task.log.error("vendor passthru failed",
                        {{"method", method}, {"error", done.error().message}});
       }
-      if (held) saveAndRelease(task, *held, kReleaseFailed);
+      if (held) releaseAfterCall(tasks_, task, *held);
     };
     if (lock.held()) {
       submit(std::move(lock), [job](NodeLock& held) mutable { job(&held); });
@@ -96,7 +103,7 @@ Result<VendorCallResult> Conductor::vendorPassthru(const std::string& uuid,
     return VendorCallResult{json(), true, spec->attach};
   }
   auto result = vendor->call(task, method, httpMethod, args);
-  if (lock.held()) saveAndRelease(task, lock, kReleaseFailed);
+  if (lock.held()) releaseAfterCall(tasks_, task, lock);
   if (!result) return std::unexpected(result.error());
   return VendorCallResult{std::move(*result), false, spec->attach};
 }

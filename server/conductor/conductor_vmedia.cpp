@@ -13,7 +13,7 @@ Result<void> Conductor::startManagementAction(const std::string& uuid, const std
                                               std::function<Result<void>(TaskContext&)> body) {
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
-    TaskContext task = KILN_TRY(loadTask(*tx, uuid));
+    TaskContext task = KILN_TRY(tasks_.load(*tx, uuid));
     KILN_TRY_VOID(NodeLock::checkFree(task.node));
     if (task.node.flag(kNodeMaintenance) && task.node.str(kNodeFault) == "power failure") {
       return fail(ErrorCode::Unavailable,
@@ -31,38 +31,15 @@ Result<void> Conductor::startManagementAction(const std::string& uuid, const std
       return invalid("Failed to validate management for node " + uuid + ": " + *reason);
     }
     KILN_TRY_VOID(NodeLock::reserve(task.node, host()));
-    KILN_TRY_VOID(saveTask(*tx, task));
+    KILN_TRY_VOID(tasks_.save(*tx, task));
     KILN_TRY_VOID(tx->commit());
   }
-  submit(adoptLock(uuid, "virtual media"), [this, uuid, user, failure = std::move(failure),
-                                             body = std::move(body)](NodeLock& lock) {
-    TaskContext task;
-    {
-      auto loaded = [&]() -> Result<TaskContext> {
-        auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-        return loadTask(*tx, uuid);
-      }();
-      if (!loaded) return failUnfinished(uuid, "Internal error: " + loaded.error().message, &lock);
-      task = std::move(*loaded);
-    }
-    task.user = user;
-    auto driver = driverFor(task.node);
-    Result<void> result = driver ? Result<void>() : Result<void>(std::unexpected(driver.error()));
-    if (driver) {
-      task.driver = &*driver;
-      result = body(task);
-    }
-    std::optional<HistoryEvent> event;
-    if (!result) {
-      task.node.setText(kNodeLastError, failure + ": " + result.error().message);
-      task.log.error("virtual media action failed", {{"error", result.error().message}});
-      event = HistoryEvent{task.node.str(kNodeLastError), std::string(history_event::kConductor),
-                           "ERROR", user, std::nullopt};
-    }
-    task.driver = nullptr;
-    saveAndRelease(task, lock, "cannot record the virtual media action", {},
-                   event ? &*event : nullptr);
-  });
+  submit(adoptLock(uuid, "virtual media"),
+         [this, action = LockedAction{"cannot record the virtual media action", std::move(failure),
+                                      history_event::kConductor, user},
+          body = std::move(body)](NodeLock& lock) {
+           runLocked(lock, action, [&](TaskContext& task, FieldMask&) { return body(task); });
+         });
   return {};
 }
 
@@ -92,7 +69,7 @@ Result<std::vector<ManagementInterface::VirtualMedia>> Conductor::getVirtualMedi
   TaskContext task;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));
-    task = KILN_TRY(loadTask(*tx, uuid));
+    task = KILN_TRY(tasks_.load(*tx, uuid));
   }
   auto driver = KILN_TRY(driverFor(task.node));
   task.driver = &driver;

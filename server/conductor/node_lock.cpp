@@ -11,10 +11,16 @@ namespace {
 
 Logger lockLog(const std::string& uuid) { return Logger("conductor").with("node", uuid); }
 
+/// Taking or giving back the lock writes these columns only (storage.h's rule).
+const FieldMask& reservationColumns() {
+  static const FieldMask mask = FieldMask().set(kNodeReservation).set(kNodeUpdatedAt);
+  return mask;
+}
+
 }  // namespace
 
 Result<void> NodeLock::checkFree(const Record& node) {
-  if (!node[kNodeReservation].isNull()) return conflict(nodeLockedMessage(node));
+  if (!node[kNodeReservation].isNull()) return nodeLockedError(node);
   return {};
 }
 
@@ -35,7 +41,7 @@ Result<NodeLock> NodeLock::acquire(Storage& storage, const Clock& clock, const s
     if (precondition) KILN_TRY_VOID(precondition(*node));
     node->setText(kNodeReservation, host);
     node->setText(kNodeUpdatedAt, formatIsoTime(clock.now()));
-    KILN_TRY_VOID(tx->nodes().update(*node));
+    KILN_TRY_VOID(tx->nodes().updateFields(*node, reservationColumns()));
     KILN_TRY_VOID(tx->commit());
   }
   lockLog(uuid).debug("node reserved", {{"purpose", purpose}, {"host", host}});
@@ -104,7 +110,7 @@ void NodeLock::release() {
       }
       node->setNull(kNodeReservation);
       node->setText(kNodeUpdatedAt, formatIsoTime(clock_->now()));
-      KILN_TRY_VOID(tx->nodes().update(*node));
+      KILN_TRY_VOID(tx->nodes().updateFields(*node, reservationColumns()));
       KILN_TRY_VOID(tx->commit());
       return Outcome::Released;
     }();

@@ -4,10 +4,11 @@
 // `reservation` column names the conductor (its [DEFAULT] host) working on the node; a NodeLock
 // is the one owner of that reservation in this process and gives it back when it goes.
 //
-// Taking it is a compare-and-set in one write transaction (reservation IS NULL -> host), so it
-// is correct across processes sharing one database as long as write transactions are
-// serialised (SQLite's BEGIN IMMEDIATE, a row lock in PostgreSQL). Giving it back clears the
-// reservation only while it still names this host, again in one short transaction of its own.
+// Taking it is a check-and-set in one write transaction: the row is read under its lock
+// (findBy: SQLite's serialised BEGIN IMMEDIATE, PostgreSQL's row lock), checked free, and its
+// reservation column written (reservation IS NULL -> host), so it is correct across processes
+// sharing one database. Giving it back clears the reservation only while it still names this
+// host, again in one short transaction of its own.
 //
 // Three ways to hold one:
 //  - acquire(): the lock's own transaction (periodic tasks, synchronous management calls);

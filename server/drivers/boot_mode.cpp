@@ -92,7 +92,7 @@ Result<void> syncBootMode(TaskContext& task) {
   std::optional<std::string> machine;
   if (auto got = management.getBootMode(task)) {
     machine = *got;
-  } else if (!ManagementInterface::isUnsupported(got.error())) {
+  } else if (!got.error().is(Reason::Unsupported)) {
     return std::unexpected(got.error());
   }
   const std::optional<std::string> requested = KILN_TRY(requestedBootMode(task));
@@ -101,7 +101,7 @@ Result<void> syncBootMode(TaskContext& task) {
   const auto apply = [&](const std::string& mode, bool mustSet) -> Result<void> {
     auto set = management.setBootMode(task, mode);
     if (!set) {
-      if (!ManagementInterface::isUnsupported(set.error())) {
+      if (!set.error().is(Reason::Unsupported)) {
         return invalid("Node " + task.uuid() + " boot mode is not set. Attempt to set " + mode +
                        " boot mode on the baremetal node failed with error " +
                        set.error().message);

@@ -95,14 +95,9 @@ std::optional<std::string> driverInfoString(const TaskContext& task, const char*
 
 std::unexpected<Error> ManagementInterface::unsupported(const TaskContext& task,
                                                         std::string_view extension) {
-  return invalid("Driver " + task.node.str(kNodeDriver) + " does not support " +
-                 std::string(extension) + " (disabled or not implemented).");
-}
-
-bool ManagementInterface::isUnsupported(const Error& error) {
-  constexpr std::string_view kSuffix = " (disabled or not implemented).";
-  return error.code == ErrorCode::InvalidArgument && error.message.rfind("Driver ", 0) == 0 &&
-         error.message.ends_with(kSuffix);
+  return fail(ErrorCode::InvalidArgument, Reason::Unsupported,
+              "Driver " + task.node.str(kNodeDriver) + " does not support " +
+                  std::string(extension) + " (disabled or not implemented).");
 }
 
 }  // namespace kiln::server

@@ -72,6 +72,9 @@ struct TaskContext {
   /// then refuse to write over a node whose reservation changed meanwhile (another conductor
   /// took it over while this one, cut off from the database's heartbeats, carried on).
   std::string heldBy;
+  /// Called once, by the conductor's task store, when a save that gave the node's reservation
+  /// up has committed (server/conductor/task_store.h): the worker's lock then holds nothing.
+  std::function<void()> onReleased;
   /// Set by an inspect interface that finished: the hardware inventory (ironic-python-agent's
   /// format) the conductor records for GET /v1/nodes/{id}/inventory (API 1.81).
   std::optional<nlohmann::json> inventory;
@@ -231,11 +234,10 @@ class ManagementInterface : public HardwareInterface {
     return unsupported(task, "get_virtual_media");
   }
 
-  /// Ironic's UnsupportedDriverExtension for the node's driver: InvalidArgument "Driver
-  /// <driver> does not support <extension> (disabled or not implemented)."
+  /// Ironic's UnsupportedDriverExtension for the node's driver: InvalidArgument with
+  /// Reason::Unsupported, "Driver <driver> does not support <extension> (disabled or not
+  /// implemented)." (defined in interface_registry.cpp).
   static std::unexpected<Error> unsupported(const TaskContext& task, std::string_view extension);
-  /// Whether `error` is unsupported()'s.
-  static bool isUnsupported(const Error& error);
 };
 
 /// How the node boots: the agent ramdisk or its own disk.

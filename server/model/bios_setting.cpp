@@ -42,7 +42,8 @@ Value optInt(const std::optional<int64_t>& v) { return v ? Value::integer(*v) : 
 Value optBool(const std::optional<bool>& v) { return v ? Value::boolean(*v) : Value::null(); }
 
 /// Writes the reported fields of `s` onto `r`; true if any stored value changed.
-bool assign(Record& r, const BiosSetting& s) {
+/// Sets the reported columns of `r`; returns those that changed.
+FieldMask assign(Record& r, const BiosSetting& s) {
   Value list;
   if (s.allowableValues) list = Value::text(dumpJson(nlohmann::json(*s.allowableValues)));
   const std::pair<size_t, Value> values[] = {
@@ -52,11 +53,11 @@ bool assign(Record& r, const BiosSetting& s) {
       {kBiosReadOnly, optBool(s.readOnly)},    {kBiosResetRequired, optBool(s.resetRequired)},
       {kBiosUnique, optBool(s.unique)},        {kBiosUpperBound, optInt(s.upperBound)},
   };
-  bool changed = false;
+  FieldMask changed;
   for (const auto& [field, value] : values) {
     if (r[field] == value) continue;
     r[field] = value;
-    changed = true;
+    changed.set(field);
   }
   return changed;
 }
@@ -99,9 +100,11 @@ Result<void> syncBiosSettings(Transaction& tx, int64_t nodeId,
       assign(r, *s);
       r.setText(kBiosCreatedAt, now);
       KILN_TRY(store.insert(r));
-    } else if (assign(it->second, *s)) {
+    } else if (FieldMask changed = assign(it->second, *s); changed.any()) {
+      // Listed, not read under the row's lock: only the changed columns are written.
       it->second.setText(kBiosUpdatedAt, now);
-      KILN_TRY_VOID(store.update(it->second));
+      changed.set(kBiosUpdatedAt);
+      KILN_TRY_VOID(store.updateFields(it->second, changed));
     }
   }
   for (const auto& [name, r] : current) {

@@ -81,15 +81,19 @@ Result<void> syncFirmwareComponents(Transaction& tx, int64_t nodeId,
     const bool identityChanged =
         r[kFwVendor] != vendor || r[kFwModel] != model || r[kFwSerialNumber] != serial;
     if (!versionChanged && !flashedDiffers && !identityChanged) continue;
+    // Listed, not read under the row's lock: only the changed columns are written.
+    FieldMask changed;
     if (versionChanged) {
       r[kFwLastVersionFlashed] = version;
       r[kFwCurrentVersion] = version;
+      changed.set(kFwLastVersionFlashed).set(kFwCurrentVersion);
     }
     r[kFwVendor] = vendor;
     r[kFwModel] = model;
     r[kFwSerialNumber] = serial;
     r.setText(kFwUpdatedAt, now);
-    KILN_TRY_VOID(store.update(r));
+    changed.set(kFwVendor).set(kFwModel).set(kFwSerialNumber).set(kFwUpdatedAt);
+    KILN_TRY_VOID(store.updateFields(r, changed));
   }
   return {};
 }

@@ -106,17 +106,10 @@ const Schema kNodeSchema{"Node", "nodes", kNodeFields};
 
 const Schema& nodeSchema() { return kNodeSchema; }
 
-std::string nodeLockedMessage(const Record& node) {
-  return "Node " + node.uuid() + " is locked by host " + node.str(kNodeReservation) +
-         ", please retry after the current operation is completed.";
-}
-
-bool isNodeLocked(const Error& error) {
-  constexpr std::string_view kTail = ", please retry after the current operation is completed.";
-  const std::string& m = error.message;
-  return error.code == ErrorCode::Conflict && m.rfind("Node ", 0) == 0 &&
-         m.find(" is locked by host ") != std::string::npos && m.size() >= kTail.size() &&
-         m.compare(m.size() - kTail.size(), kTail.size(), kTail) == 0;
+std::unexpected<Error> nodeLockedError(const Record& node) {
+  return fail(ErrorCode::Conflict, Reason::NodeLocked,
+              "Node " + node.uuid() + " is locked by host " + node.str(kNodeReservation) +
+                  ", please retry after the current operation is completed.");
 }
 
 Error nodeProtectedError(std::string_view uuid) {
@@ -136,7 +129,7 @@ bool isValidLogicalName(std::string_view name) {
   return true;
 }
 
-Result<void> validateNodeName(std::string_view name) {
+Result<void> validateNodeName(std::string_view name, std::string_view patchedNode) {
   // Ironic's reserved words: path segments directly under /v1/nodes/.
   static constexpr std::string_view kReserved[] = {"maintenance", "management", "states",
                                                    "vendor_passthru", "detail", "validate"};
@@ -148,8 +141,12 @@ Result<void> validateNodeName(std::string_view name) {
                      "maintenance, management, states, vendor_passthru, detail, validate.");
     }
   }
-  if (!ok) {
+  if (!ok && patchedNode.empty()) {
     return invalid("Cannot create node with invalid name '" + std::string(name) + "'");
+  }
+  if (!ok) {
+    return invalid("Node " + std::string(patchedNode) + ": Cannot change name to invalid name '" +
+                   std::string(name) + "'");
   }
   return {};
 }

@@ -101,18 +101,17 @@ constexpr NodeField nodeInterfaceField(InterfaceType type) {
 /// Ironic's is_valid_logical_name: 1-255 characters of [A-Za-z0-9._~-] (RFC 3986 unreserved).
 bool isValidLogicalName(std::string_view name);
 
-/// Ironic's NodeLocked message (409): "Node U is locked by host H, please retry after the
-/// current operation is completed."
-std::string nodeLockedMessage(const Record& node);
-/// Whether `error` is that NodeLocked conflict (a request may then be tried again).
-bool isNodeLocked(const Error& error);
+/// Ironic's NodeLocked (409, Reason::NodeLocked): "Node U is locked by host H, please retry
+/// after the current operation is completed."
+std::unexpected<Error> nodeLockedError(const Record& node);
 
 /// Ironic's NodeProtected (403): undeploy, rebuild and delete are refused while `protected`.
 Error nodeProtectedError(std::string_view uuid);
 
 /// Ironic's logical-name rule (>= 1.10): 1-255 of [A-Za-z0-9._~-], not UUID-shaped, and not
-/// a word the API uses as a path segment. InvalidArgument otherwise.
-Result<void> validateNodeName(std::string_view name);
+/// a word the API uses as a path segment. InvalidArgument otherwise, in Ironic's words for a
+/// create, or (`patchedNode`, the node's identifier in a PATCH) for a rename.
+Result<void> validateNodeName(std::string_view name, std::string_view patchedNode = {});
 
 /// A JSON-object field of a node (properties, driver_info, raid_config, ...), parsed; an empty
 /// object when the field is null or holds anything but an object.

@@ -227,3 +227,12 @@ SqlQuery buildCountQuery(const Schema& schema, const std::vector<ListFilter>& fi
 }
 
 }  // namespace kiln::server
+
+namespace kiln::server {
+
+std::unexpected<Error> uniqueViolationError(const std::string& column) {
+  return fail(ErrorCode::AlreadyExists, Reason::UniqueViolation,
+              "a row with this " + column + " already exists", column);
+}
+
+}  // namespace kiln::server

@@ -9,6 +9,14 @@
 // and PostgresStorage (several kiln-servers on one database; write transactions run
 // concurrently, PostgreSQL's row locks and constraints keep them apart). The contract tests in
 // tests/server/storage run against every back end.
+//
+// The rule that keeps writes from losing updates on PostgreSQL, where write transactions run
+// side by side: a full-row update() only for a row read with findBy()/findInto() in the same
+// write transaction (that read locks the row until the transaction ends, so what is written
+// back is what the row holds); every other write -- a row read by list(), in a read
+// transaction or in an earlier one -- uses updateFields() with only the columns it changes,
+// after checking under findBy() what it depends on. A node's reservation is taken the same way
+// (NodeLock::acquire: findBy, check, write the reservation column).
 #pragma once
 
 #include <cstdint>
@@ -57,8 +65,14 @@ struct ListQuery {
   int limit = 1000;  ///< 0 = no limit
 };
 
-/// Rows of one resource. Errors: AlreadyExists with the violated unique field's name as the
-/// message (callers turn it into the resource's own message); Internal for database failures.
+/// The error both back ends give a write that violates a unique column: AlreadyExists with
+/// Reason::UniqueViolation and the column's name as its subject (callers turn it into the
+/// resource's own message: server/api's uniqueViolation).
+std::unexpected<Error> uniqueViolationError(const std::string& column);
+
+/// Rows of one resource. Errors: uniqueViolationError() for a unique column; Unavailable with
+/// Reason::DatabaseBusy when another writer is in the way (try again); Internal for database
+/// failures.
 class RecordStore {
  public:
   virtual ~RecordStore() = default;
@@ -98,7 +112,9 @@ class RecordStore {
   /// Inserts a row; field 0 (id) is ignored and assigned. Returns the stored row.
   virtual Result<Record> insert(const Record& record) = 0;
 
-  /// Replaces every stored field of the row with the record's id.
+  /// Replaces every stored field of the row with the record's id. NotFound when there is no
+  /// such row. Only for a row read with findBy()/findInto() in the same write transaction (see
+  /// the rule in the file comment); otherwise updateFields().
   virtual Result<void> update(const Record& record) = 0;
 
   /// Like update(), but writes only the stored fields set in `fields` (never the id), leaving
@@ -106,13 +122,6 @@ class RecordStore {
   /// columns: SQLite rewrites the index entries of every column an UPDATE sets, changed or
   /// not. With no stored field in `fields` it only checks that the row exists (NotFound).
   virtual Result<void> updateFields(const Record& record, const FieldMask& fields) = 0;
-
-  /// Compare-and-set: like update(), but only while the stored row's `field` still equals
-  /// `expected` (null matches null), checked and written in one statement. False, changing
-  /// nothing, when another transaction changed that field first; NotFound when there is no row
-  /// with the record's id. This is how a node reservation is taken across several kiln-servers:
-  /// updateIf(node with reservation = host, kNodeReservation, null).
-  virtual Result<bool> updateIf(const Record& record, int field, const Value& expected) = 0;
 
   /// Deletes the row with this id; NotFound if there is none.
   virtual Result<void> remove(int64_t id) = 0;

@@ -4,6 +4,11 @@
 // alias for std::expected<T, kiln::Error>. An Error carries one canonical ErrorCode, which maps
 // mechanically onto an HTTP status, and a human-readable message that is safe to show to the
 // client (it becomes Ironic's `faultstring`).
+//
+// Where callers must tell one failure from another of the same code (a locked node from any
+// other conflict, a unique violation's column), the error carries a Reason, and the column or
+// other subject it concerns, set where the error is made. Callers test `is(Reason)`; nothing
+// recognises an error by its text.
 #pragma once
 
 #include <expected>
@@ -29,10 +34,30 @@ enum class ErrorCode {
   DeadlineExceeded,    ///< 504: a bounded operation ran out of time.
 };
 
-/// An error value: a canonical code plus a message for humans.
+/// What an error is, where callers act on it (the code alone says only the HTTP status).
+enum class Reason {
+  None,             ///< nothing more than the code
+  NodeLocked,       ///< another operation holds the node (Ironic's NodeLocked); Conflict
+  TakenOver,        ///< another conductor took the node over while this one worked; Conflict
+  Unsupported,      ///< the driver interface does not offer the feature; Unimplemented or 400
+  UniqueViolation,  ///< a unique column already holds the value; `subject` is the column
+  DatabaseBusy,     ///< a deadlock, serialization failure or lock timeout; try again
+  TlsHandshake,     ///< an outbound HTTPS connection failed in its TLS handshake
+};
+
+/// An error value: a canonical code plus a message for humans, and, where callers act on it,
+/// the reason and its subject (see the file comment).
 struct Error {
+  Error() = default;
+  Error(ErrorCode c, std::string m, Reason r = Reason::None, std::string s = {})
+      : code(c), message(std::move(m)), reason(r), subject(std::move(s)) {}
+
   ErrorCode code = ErrorCode::Internal;
   std::string message;
+  Reason reason = Reason::None;
+  std::string subject;  ///< the unique column of a UniqueViolation; otherwise ""
+
+  bool is(Reason r) const { return reason == r; }
 };
 
 template <typename T>
@@ -47,6 +72,12 @@ int httpStatus(ErrorCode code);
 /// Convenience constructor: `return fail(ErrorCode::NotFound, "Node x could not be found.");`
 inline std::unexpected<Error> fail(ErrorCode code, std::string message) {
   return std::unexpected<Error>(Error{code, std::move(message)});
+}
+
+/// An error with its reason (and subject).
+inline std::unexpected<Error> fail(ErrorCode code, Reason reason, std::string message,
+                                   std::string subject = {}) {
+  return std::unexpected<Error>(Error{code, std::move(message), reason, std::move(subject)});
 }
 
 /// Shorthands for the common codes.

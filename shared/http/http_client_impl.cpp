@@ -136,6 +136,7 @@ class Exchange {
         wait([&](auto handler) { stream.async_handshake(ssl::stream_base::client, handler); });
     if (ec) {
       Error e = ioError("the TLS handshake", ec);
+      e.reason = Reason::TlsHandshake;
       const long verify = SSL_get_verify_result(handle);
       if (verify != X509_V_OK && e.code == ErrorCode::Unavailable) {
         e.message += std::string(" (certificate: ") + X509_verify_cert_error_string(verify) + ")";

@@ -337,7 +337,8 @@ TEST_CASE(
   inner.answer = std::unexpected(
       Error{ErrorCode::Unavailable,
             "HTTP GET https://127.0.0.1:6385/v1/lookup failed during the TLS handshake: "
-            "certificate verify failed (certificate: unable to get local issuer certificate)"});
+            "certificate verify failed (certificate: unable to get local issuer certificate)",
+            kiln::Reason::TlsHandshake});
   request.verifyTls = true;
   auto failed = client.send(request);
   REQUIRE_FALSE(failed);

@@ -203,6 +203,7 @@ struct RedfishTestServer::State {
   int powerDelay = 0;
   std::vector<InjectedError> errors;
   std::vector<RecordedRequest> requests;
+  std::function<void(const RecordedRequest&)> observer;  ///< setRequestObserver
   std::map<std::string, std::string> sessions;  ///< token -> session resource path
   int nextSession = 1;
   std::vector<RedfishFirmwareImage> firmwareImages;
@@ -1540,7 +1541,18 @@ void RedfishTestServer::dropSessions() {
   state_->sessions.clear();
 }
 
+void RedfishTestServer::setRequestObserver(std::function<void(const RecordedRequest&)> observer) {
+  std::lock_guard lock(state_->mutex);
+  state_->observer = std::move(observer);
+}
+
 RedfishTestServer::Reply RedfishTestServer::handle(const RecordedRequest& request) {
+  std::function<void(const RecordedRequest&)> observer;
+  {
+    std::lock_guard lock(state_->mutex);
+    observer = state_->observer;
+  }
+  if (observer) observer(request);
   std::lock_guard lock(state_->mutex);
   state_->requests.push_back(request);
   std::string path = request.path;

@@ -311,6 +311,10 @@ class RedfishTestServer {
   /// ResourceRemoved, Alert).
   void setEventTypes(std::vector<std::string> types);
 
+  /// Called with each request before it is answered, outside the BMC's own lock (a test can
+  /// look at kiln-server's state at the moment the BMC is asked). Empty: none.
+  void setRequestObserver(std::function<void(const RecordedRequest&)> observer);
+
   /// Every request received so far.
   std::vector<RecordedRequest> requests() const;
   /// The requests with this method and path.

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "server/model/resources.h"
+#include "server/storage/storage.h"
 #include "shared/core/secrets.h"
 
 namespace kiln::server::postgres {
@@ -284,11 +285,11 @@ Result<PgResult> PgConnection::check(PGresult* raw) {
   const char* primary = PQresultErrorField(raw, PG_DIAG_MESSAGE_PRIMARY);
   const std::string message = url_.scrub(primary ? primary : trimmed(PQerrorMessage(conn_)));
   if (sqlstate == "23505") {  // unique_violation
-    return fail(ErrorCode::AlreadyExists, uniqueColumn(raw));
+    return uniqueViolationError(uniqueColumn(raw));
   }
   if (sqlstate == "40P01" || sqlstate == "40001" || sqlstate == "55P03") {
     // deadlock_detected, serialization_failure, lock_not_available: like SQLITE_BUSY.
-    return fail(ErrorCode::Unavailable, "database is busy: " + message);
+    return fail(ErrorCode::Unavailable, Reason::DatabaseBusy, "database is busy: " + message);
   }
   if (!healthy() || sqlstate.starts_with("08") || sqlstate.starts_with("57P")) {
     return fail(ErrorCode::Unavailable,

@@ -170,24 +170,6 @@ class PgRecordStore final : public RecordStore {
     });
   }
 
-  Result<bool> updateIf(const Record& record, int field, const Value& expected) override {
-    return session_.guarded([&]() -> Result<bool> {
-      const Value id = Value::integer(record.id());
-      std::vector<const Value*> binds = rowBinds(record, id);
-      binds.push_back(&expected);
-      // Under READ COMMITTED a concurrent writer's row lock is waited for, then the condition
-      // is checked again against the row it committed: a true compare-and-set.
-      auto result = KILN_TRY(
-          conn().query(sql_.update + " AND " + q(schema_[static_cast<size_t>(field)].name) +
-                           " IS NOT DISTINCT FROM $" + std::to_string(binds.size()),
-                       binds));
-      if (result.affected() > 0) return true;
-      auto exists = KILN_TRY(conn().query(sql_.exists, std::span<const Value>(&id, 1)));
-      if (exists.rows() == 0) return notFoundError(record);
-      return false;
-    });
-  }
-
   Result<void> remove(int64_t id) override {
     return session_.guarded([&]() -> Result<void> {
       const Value v = Value::integer(id);

@@ -9,7 +9,7 @@
 //    them in-process. A row a write transaction reads with findBy()/findInto() is locked
 //    (SELECT ... FOR NO KEY UPDATE) until it ends, so a handler's read-check-update of a node
 //    (its reservation, its state) cannot lose another server's update; update() stays a plain
-//    UPDATE by id, and updateIf() is the compare-and-set for reservations. Read transactions
+//    UPDATE by id (storage.h says when it may be used). Read transactions
 //    see one snapshot (REPEATABLE READ), as SQLite's do.
 //  - Statement atomicity: every writing statement runs under a savepoint, so that one that
 //    fails (a unique violation) changes nothing and leaves the transaction usable, as in SQLite.

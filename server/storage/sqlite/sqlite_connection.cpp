@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <mutex>
+#include "server/storage/storage.h"
 
 namespace kiln::server::sqlite {
 
@@ -42,11 +43,10 @@ Result<bool> Statement::step() {
       sqlite3_extended_errcode(db) == SQLITE_CONSTRAINT_PRIMARYKEY) {
     // "UNIQUE constraint failed: nodes.name" -> "name"
     auto dot = message.rfind('.');
-    return fail(ErrorCode::AlreadyExists,
-                dot == std::string::npos ? message : message.substr(dot + 1));
+    return uniqueViolationError(dot == std::string::npos ? message : message.substr(dot + 1));
   }
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-    return fail(ErrorCode::Unavailable, "database is busy: " + message);
+    return fail(ErrorCode::Unavailable, Reason::DatabaseBusy, "database is busy: " + message);
   }
   return internalError("database error: " + message);
 }

@@ -133,26 +133,6 @@ class SqliteRecordStore final : public RecordStore {
     return {};
   }
 
-  Result<bool> updateIf(const Record& record, int field, const Value& expected) override {
-    // "IS" compares like "=" but treats two NULLs as equal.
-    auto stmt = KILN_TRY(conn_.prepare(sql_.update + " AND " +
-                                       std::string(schema_[static_cast<size_t>(field)].name) +
-                                       " IS ?"));
-    for (size_t k = 1; k < stored_.size(); ++k) {
-      stmt.bind(static_cast<int>(k), record[stored_[k]]);
-    }
-    stmt.bindInt(static_cast<int>(stored_.size()), record.id());
-    stmt.bind(static_cast<int>(stored_.size() + 1), expected);
-    KILN_TRY(stmt.step());
-    if (conn_.changes() > 0) return true;
-    Record current;
-    if (!KILN_TRY(findInto(0, Value::integer(record.id()), current))) {
-      return notFound(std::string(schema_.resource) + " " + record.uuid() +
-                      " could not be found.");
-    }
-    return false;
-  }
-
   Result<void> remove(int64_t id) override {
     auto stmt = KILN_TRY(conn_.prepare(sql_.remove));
     stmt.bindInt(1, id);

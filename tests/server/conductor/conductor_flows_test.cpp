@@ -527,7 +527,7 @@ TEST_CASE("a restart fails nodes left mid-flow and keeps waiting nodes resumable
   const std::string db = "[database]\nconnection = sqlite:///" + dir + "/kiln.sqlite\n";
   {
     TestApi api(db);
-    for (const char* n : {"verifying", "cleaning", "deploying", "deleting", "inspecting", "adopting", "waiting", "idle", "powering"}) {
+    for (const char* n : {"verifying", "cleaning", "deploying", "deleting", "inspecting", "adopting", "servicing", "waiting", "idle", "powering"}) {
       api.createNode({{"name", n}});
     }
     // Stage what a killed server leaves behind: working states held by its reservation.
@@ -539,6 +539,14 @@ TEST_CASE("a restart fails nodes left mid-flow and keeps waiting nodes resumable
         if (std::string(n) == "cleaning") r.setText(kNodeCleanStep, R"({"interface":"deploy","step":"erase_devices"})");
       });
     }
+    // Servicing interrupted at a step, with an agent command still queued for it.
+    mutate(api, "servicing", [](Record& r) {
+      r.setText(kNodeProvisionState, "servicing");
+      r.setText(kNodeReservation, "test-conductor");
+      r.setText(kNodeTargetProvisionState, "active");
+      r.setText(kNodeServiceStep, R"({"interface":"raid","step":"apply_configuration"})");
+      r.setText(kNodeDriverInternalInfo, R"({"service_steps": [], "agent_command": {"id": "c1"}})");
+    });
     mutate(api, "waiting", [](Record& r) {
       r.setText(kNodeProvisionState, "clean wait");
       r.setText(kNodeTargetProvisionState, "manageable");
@@ -554,7 +562,7 @@ TEST_CASE("a restart fails nodes left mid-flow and keeps waiting nodes resumable
   const std::map<std::string, std::string> expected = {
       {"verifying", "enroll"},          {"cleaning", "clean failed"}, {"deploying", "deploy failed"},
       {"deleting", "error"},            {"inspecting", "inspect failed"}, {"adopting", "adopt failed"},
-      {"waiting", "clean wait"},        {"idle", "enroll"},           {"powering", "enroll"}};
+      {"servicing", "service failed"},  {"waiting", "clean wait"},        {"idle", "enroll"},           {"powering", "enroll"}};
   for (const auto& [name, state] : expected) {
     INFO(name);
     auto n = node(api, name);
@@ -566,6 +574,16 @@ TEST_CASE("a restart fails nodes left mid-flow and keeps waiting nodes resumable
     }
   }
   CHECK_THAT(node(api, "cleaning")["last_error"].get<std::string>(), Catch::Contains("deploy.erase_devices"));
+  CHECK(node(api, "cleaning")["clean_step"] == Json::object());
+  // Interrupted servicing, like every other flow: its step named and cleared, nothing queued
+  // for the agent any more.
+  api.version = "1.87";  // service_step
+  const Json serviced = node(api, "servicing");
+  CHECK_THAT(serviced["last_error"].get<std::string>(),
+             Catch::Contains("(at step raid.apply_configuration)") &&
+                 Catch::Contains("Service again or abort."));
+  CHECK(serviced["service_step"] == Json::object());
+  CHECK_FALSE(serviced["driver_internal_info"].contains("agent_command"));
   // The waiting node resumes when its timer passes.
   api.clock().advance(std::chrono::seconds(30));
   api.runPeriodic();

@@ -113,7 +113,7 @@ TEST_CASE("NodeLock refuses a reserved node with Ironic's NodeLocked conflict",
     REQUIRE_FALSE(second);
     CHECK(second.error().code == kiln::ErrorCode::Conflict);
     CHECK(second.error().message == lockedMessage(uuid, kHost));
-    CHECK(isNodeLocked(second.error()));
+    CHECK(second.error().is(kiln::Reason::NodeLocked));
   }
   SECTION("for the same host (one holder per node, not per conductor)") {
     auto second = acquire(api, uuid);

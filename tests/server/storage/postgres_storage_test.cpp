@@ -20,7 +20,9 @@
 #define KILN_STORAGE_NAME "postgresql"
 #include "tests/server/storage/storage_contract.h"
 
+#include "server/conductor/node_lock.h"
 #include "server/storage/postgres/pg_connection.h"
+#include "tests/support/fake_clock.h"
 #include "server/storage/sqlite/sqlite_connection.h"
 #include "tests/support/postgres_test_server.h"
 
@@ -235,7 +237,7 @@ TEST_CASE("postgresql storage: a write transaction reading a row another one hol
         "one");
 }
 
-TEST_CASE("postgresql storage: of two servers reserving one node with updateIf exactly one wins",
+TEST_CASE("postgresql storage: of two servers locking one node at once exactly one wins",
           "[server][storage][.postgresql]") {
   using namespace contract;
   ScratchDatabase db;
@@ -248,31 +250,30 @@ TEST_CASE("postgresql storage: of two servers reserving one node with updateIf e
     node = insertNode(*tx, makeNode("shared"));
     REQUIRE(tx->commit());
   }
-  std::future<std::string> second;  // declared first: destroyed after t1 has rolled back
-  auto t1 = server1->begin(Mode::Write).value();
-  Record mine = node;
-  mine.setText(kNodeReservation, "server-1");
-  REQUIRE(t1->nodes().updateIf(mine, kNodeReservation, Value::null()).value());
-
-  second = std::async(std::launch::async, [&]() -> std::string {
-    auto t2 = server2->begin(Mode::Write);
-    if (!t2) return "begin: " + t2.error().message;
-    Record theirs = node;
-    theirs.setText(kNodeReservation, "server-2");
-    auto won = (*t2)->nodes().updateIf(theirs, kNodeReservation, Value::null());
-    if (!won) return "updateIf: " + won.error().message;
-    if (*won && !(*t2)->commit()) return "commit failed";
-    return *won ? "won" : "lost";
-  });
-  // The second compare-and-set waits for the first transaction's row...
-  CHECK(second.wait_for(300ms) == std::future_status::timeout);
-  REQUIRE(t1->commit());
-  // ...then checks the condition against what it committed.
+  kiln::test::FakeClock clock;
+  // Server 1 is inside NodeLock::acquire's transaction when server 2 tries: its precondition
+  // runs under the row lock, and server 2 starts then.
+  std::future<std::string> second;
+  auto first = kiln::server::NodeLock::acquire(
+      *server1, clock, node.uuid(), "server-1", "test", [&](const Record&) -> kiln::Result<void> {
+        second = std::async(std::launch::async, [&]() -> std::string {
+          auto lock = kiln::server::NodeLock::acquire(*server2, clock, node.uuid(), "server-2", "test");
+          if (lock) return "won";
+          return lock.error().is(kiln::Reason::NodeLocked) ? "locked" : lock.error().message;
+        });
+        // The second acquire waits for the first transaction's row lock...
+        CHECK(second.wait_for(300ms) == std::future_status::timeout);
+        return {};
+      });
+  REQUIRE(first);
+  // ...then sees the reservation the first one committed.
   REQUIRE(second.wait_for(10s) == std::future_status::ready);
-  CHECK(second.get() == "lost");
+  CHECK(second.get() == "locked");
   auto rtx = server2->begin(Mode::Read).value();
   CHECK(rtx->nodes().findBy(kNodeId, Value::integer(node.id())).value()->str(kNodeReservation) ==
         "server-1");
+  rtx.reset();
+  first->release();
 }
 
 TEST_CASE("postgresql storage: an insert clashing with a concurrent one reports AlreadyExists and undoes only itself",
@@ -290,7 +291,7 @@ TEST_CASE("postgresql storage: an insert clashing with a concurrent one reports 
     auto dup = (*t2)->nodes().insert(makeNode("dup"));
     if (dup) return "inserted";
     const std::string outcome =
-        std::string(kiln::toString(dup.error().code)) + ":" + dup.error().message;
+        std::string(kiln::toString(dup.error().code)) + ":" + dup.error().subject;
     if (!(*t2)->nodes().insert(makeNode("after"))) return outcome + ", then the insert failed";
     if (!(*t2)->commit()) return outcome + ", then the commit failed";
     return outcome;

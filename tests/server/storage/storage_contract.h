@@ -84,7 +84,8 @@ TEST_CASE(KILN_STORAGE_NAME " storage: reports unique violations with the field 
   auto dup = tx->nodes().insert(makeNode("same"));
   REQUIRE_FALSE(dup);
   CHECK(dup.error().code == kiln::ErrorCode::AlreadyExists);
-  CHECK(dup.error().message == "name");
+  CHECK(dup.error().is(kiln::Reason::UniqueViolation));
+  CHECK(dup.error().subject == "name");
 }
 
 TEST_CASE(KILN_STORAGE_NAME " storage: an uncommitted write transaction changes nothing", "[server][storage]" KILN_STORAGE_BACKEND) {
@@ -226,7 +227,8 @@ TEST_CASE(KILN_STORAGE_NAME " storage: a failed statement changes nothing and th
   auto clash = tx->nodes().update(renamed);
   REQUIRE_FALSE(clash);
   CHECK(clash.error().code == kiln::ErrorCode::AlreadyExists);
-  CHECK(clash.error().message == "name");
+  CHECK(clash.error().is(kiln::Reason::UniqueViolation));
+  CHECK(clash.error().subject == "name");
   REQUIRE(tx->traits().add(b.id(), "CUSTOM_AFTER"));
   REQUIRE(tx->commit());
 
@@ -256,49 +258,15 @@ TEST_CASE(KILN_STORAGE_NAME " storage: unique violations over two columns name t
   auto dup = tx->volumeConnectors().insert(connector("iqn.2024-01.org.example:one"));
   REQUIRE_FALSE(dup);
   CHECK(dup.error().code == kiln::ErrorCode::AlreadyExists);
-  CHECK(dup.error().message == "connector_id");
+  CHECK(dup.error().is(kiln::Reason::UniqueViolation));
+  CHECK(dup.error().subject == "connector_id");
 
   Record sameUuid = makeNode("another");
   sameUuid.setText(kNodeUuid, node.uuid());
   auto uuidDup = tx->nodes().insert(sameUuid);
   REQUIRE_FALSE(uuidDup);
-  CHECK(uuidDup.error().message == "uuid");
-}
-
-TEST_CASE(KILN_STORAGE_NAME " storage: updateIf writes only while the field holds the expected value", "[server][storage]" KILN_STORAGE_BACKEND) {
-  using namespace contract;
-  KILN_CONTRACT_STORAGE(storage);
-  auto tx = storage->begin(Mode::Write).value();
-  Record node = insertNode(*tx, makeNode("cas"));
-  auto& nodes = tx->nodes();
-  auto reservation = [&] {
-    return nodes.findBy(kNodeId, Value::integer(node.id())).value()->optStr(kNodeReservation);
-  };
-
-  Record taken = node;
-  taken.setText(kNodeReservation, "host-a");
-  taken.setText(kNodeProvisionState, "manageable");
-  CHECK(nodes.updateIf(taken, kNodeReservation, Value::null()).value());
-  CHECK(reservation() == "host-a");
-
-  Record other = node;
-  other.setText(kNodeReservation, "host-b");
-  other.setText(kNodeProvisionState, "available");
-  CHECK_FALSE(nodes.updateIf(other, kNodeReservation, Value::null()).value());
-  CHECK(reservation() == "host-a");
-  CHECK(nodes.findBy(kNodeId, Value::integer(node.id())).value()->str(kNodeProvisionState) ==
-        "manageable");
-
-  Record released = taken;
-  released.setNull(kNodeReservation);
-  CHECK(nodes.updateIf(released, kNodeReservation, Value::text("host-a")).value());
-  CHECK(reservation() == std::nullopt);
-
-  Record ghost = node;
-  ghost[kNodeId] = Value::integer(node.id() + 1000);
-  auto missing = nodes.updateIf(ghost, kNodeReservation, Value::null());
-  REQUIRE_FALSE(missing);
-  CHECK(missing.error().code == kiln::ErrorCode::NotFound);
+  CHECK(uuidDup.error().is(kiln::Reason::UniqueViolation));
+  CHECK(uuidDup.error().subject == "uuid");
 }
 
 TEST_CASE(KILN_STORAGE_NAME " storage: updateFields writes the named fields and leaves the others", "[server][storage]" KILN_STORAGE_BACKEND) {

@@ -210,7 +210,7 @@ TEST_CASE("IpmitoolManagement supports neither boot mode, secure boot nor indica
   CHECK(mode.error().code == ErrorCode::InvalidArgument);
   CHECK(mode.error().message ==
         "Driver ipmi does not support get_boot_mode (disabled or not implemented).");
-  CHECK(ManagementInterface::isUnsupported(mode.error()));
+  CHECK(mode.error().is(kiln::Reason::Unsupported));
   CHECK(management.setSecureBoot(f.task, true).error().message ==
         "Driver ipmi does not support set_secure_boot_state (disabled or not implemented).");
   CHECK(management.supportedIndicators(f.task, "").error().message ==

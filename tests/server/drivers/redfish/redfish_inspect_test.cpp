@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -504,4 +505,53 @@ TEST_CASE("a redfish inspection that misses essential data fails the node with t
   CHECK_FALSE(after["properties"].contains("cpus"));
   api.version = v(kiln::server::ver::k81NodeInventory);
   CHECK(api.get("/v1/nodes/" + uuid + "/inventory").status == 404);
+}
+
+TEST_CASE("a redfish inspection caches the firmware components while it still holds the node",
+          "[server][api][drivers][redfish][inspect]") {
+  using namespace kiln::test::mv;
+  namespace ver = kiln::server::ver;
+  kiln::test::RedfishTestServer bmc;
+  REQUIRE(bmc.start());
+  bmc.updateSystem(
+      "1", [](RedfishSystemState& s) { s.storage = {storageWith({500 * kGiB}, {}, false)};
+        s.biosVersion = "2.19.1";
+      });
+  kiln::test::TestApi api;
+  api.version = v(ver::k86FirmwareInterface);
+  const json n = api.createNode({{"name", "r2"},
+                                 {"driver", "redfish"},
+                                 {"inspect_interface", "redfish"},
+                                 {"firmware_interface", "redfish"},
+                                 {"driver_info", {{"redfish_address", bmc.address()}}},
+                                 {"properties", {{"cpu_arch", ""}}}});
+  const std::string uuid = n["uuid"];
+  REQUIRE(api.provision("r2", "manage").status == 202);
+  REQUIRE(node(api, "r2")["provision_state"] == "manageable");
+
+  // Who holds the node each time the system is read (the last time: for its BIOS version).
+  std::mutex seenMutex;
+  std::vector<std::string> heldBy;
+  bmc.setRequestObserver([&](const kiln::test::RecordedRequest& request) {
+    if (request.method != "GET" || request.path != "/redfish/v1/Systems/1") return;
+    auto tx = api.app().storage().begin(Storage::Mode::Read);
+    REQUIRE(tx);
+    auto row = (*tx)->nodes().findBy(kNodeUuid, Value::text(uuid));
+    REQUIRE(row);
+    REQUIRE(*row);
+    std::lock_guard lock(seenMutex);
+    heldBy.push_back((**row)[kNodeReservation].isNull() ? "(free)" : (*row)->str(kNodeReservation));
+  });
+  REQUIRE(api.provision("r2", "inspect").status == 202);
+  const json after = node(api, "r2");
+  bmc.setRequestObserver({});
+  INFO(after["last_error"]);
+  REQUIRE(after["provision_state"] == "manageable");
+  // Ironic caches before the inspection's "done" event: never on a node given up already.
+  REQUIRE_FALSE(heldBy.empty());
+  for (const auto& holder : heldBy) CHECK(holder == after["conductor"].get<std::string>());
+  CHECK(heldBy.size() >= 2);  // inspection, then the firmware cache
+  const json firmware = api.get("/v1/nodes/" + uuid + "/firmware").json();
+  REQUIRE_FALSE(firmware["firmware"].empty());
+  CHECK(firmware["firmware"][0]["component"] == "bios");
 }

@@ -163,7 +163,7 @@ TEST_CASE("RedfishManagement reports no boot mode, and cannot set one, on a BMC 
   REQUIRE_FALSE(set);
   CHECK(set.error().message ==
         "Driver redfish does not support set_boot_mode (disabled or not implemented).");
-  CHECK(ManagementInterface::isUnsupported(set.error()));
+  CHECK(set.error().is(kiln::Reason::Unsupported));
 }
 
 TEST_CASE("RedfishManagement reports a BMC refusing the boot mode in Ironic's words",
@@ -225,7 +225,7 @@ TEST_CASE("RedfishManagement refuses secure boot in Legacy mode and without a Se
           "Driver redfish does not support get_secure_boot_state (disabled or not implemented).");
     auto set = management.setSecureBoot(task, false);
     REQUIRE_FALSE(set);
-    CHECK(ManagementInterface::isUnsupported(set.error()));
+    CHECK(set.error().is(kiln::Reason::Unsupported));
   }
 }
 
