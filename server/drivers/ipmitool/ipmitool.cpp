@@ -5,6 +5,7 @@
 
 #include "server/drivers/boot_mode.h"
 #include "server/model/node.h"
+#include "shared/core/secrets.h"
 #include "shared/core/strings.h"
 
 namespace kiln::server {
@@ -53,6 +54,18 @@ std::string quoteOutput(std::string_view text) {
   constexpr size_t kMax = 500;
   if (out.size() > kMax) out = out.substr(0, kMax) + "...";
   return out;
+}
+
+/// `text` with every occurrence of `password` shown as "******". ipmitool does not print the
+/// password, but its output (and a BMC's error text in it) is quoted into last_error, the node
+/// history and the log, which must never show it whatever the tool or the BMC says.
+std::string withoutPassword(std::string text, const std::optional<std::string>& password) {
+  if (!password || password->empty()) return text;
+  for (size_t pos = text.find(*password); pos != std::string::npos;
+       pos = text.find(*password, pos + kMaskedValue.size())) {
+    text.replace(pos, password->size(), kMaskedValue);
+  }
+  return text;
 }
 
 std::string privLevelList() {
@@ -326,7 +339,9 @@ Result<std::string> Ipmitool::run(const TaskContext& task,
       return std::move(result->out);
     } else {
       const IpmitoolFailure kind = classifyIpmitoolFailure(result->err);
-      const std::string detail = quoteOutput(result->err.empty() ? result->out : result->err);
+      // Masked before quoteOutput bounds it, so no cut can leave part of the password.
+      const std::string detail = quoteOutput(
+          withoutPassword(result->err.empty() ? result->out : result->err, info.password));
       failure = {kind == IpmitoolFailure::Command ? ErrorCode::Internal : ErrorCode::Unavailable,
                  what + " failed (exit code " + std::to_string(result->exitCode) + ")" +
                      (detail.empty() ? std::string(".") : ": " + detail)};

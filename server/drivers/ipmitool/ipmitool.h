@@ -118,7 +118,8 @@ class Ipmitool {
   /// Runs `ipmitool <connection> <args>` for the task's node and returns its stdout. Retries
   /// transient failures (IpmitoolOptions). Errors: InvalidArgument (bad driver_info),
   /// Unavailable (session/connection failures, ipmitool missing), DeadlineExceeded (every
-  /// attempt hung), Internal (the BMC rejected the command); messages carry ipmitool's stderr.
+  /// attempt hung), Internal (the BMC rejected the command); messages quote what ipmitool
+  /// printed (stderr, or stdout when stderr is empty), the node's password shown as "******".
   Result<std::string> run(const TaskContext& task, const std::vector<std::string>& args) const;
 
   /// `chassis power status`, parsed: "power on" or "power off".

@@ -111,6 +111,10 @@ TEST_CASE("classifyIpmitoolFailure tells transient session failures from refusal
         IpmitoolFailure::Transient);
   CHECK(classifyIpmitoolFailure(fixtureErr("power_status_node_busy")) ==
         IpmitoolFailure::Transient);
+  // Without -v, ipmitool says no more about a wrong password than about an unanswered session
+  // request (recorded from ipmi_sim): retried, as Ironic retries it.
+  CHECK(classifyIpmitoolFailure(fixtureErr("wrong_password_ipmi_sim")) ==
+        IpmitoolFailure::Transient);
   SECTION("credentials and names are not retried") {
     CHECK(classifyIpmitoolFailure(fixtureErr("rakp_unauthorized_name")) ==
           IpmitoolFailure::Connection);
@@ -122,6 +126,8 @@ TEST_CASE("classifyIpmitoolFailure tells transient session failures from refusal
     CHECK(classifyIpmitoolFailure(fixtureErr("power_soft_not_supported")) ==
           IpmitoolFailure::Command);
     CHECK(classifyIpmitoolFailure(fixtureErr("raw_invalid_command")) == IpmitoolFailure::Command);
+    CHECK(classifyIpmitoolFailure(fixtureErr("power_on_insufficient_privilege_ipmi_sim")) ==
+          IpmitoolFailure::Command);
     CHECK(classifyIpmitoolFailure("Invalid privilege level FOO\n"
                                   "Error: Unable to establish IPMI v2 / RMCP+ session\n") ==
           IpmitoolFailure::Command);
@@ -300,6 +306,53 @@ TEST_CASE("Ipmitool reports Unavailable with ipmitool's stderr when every attemp
         "IPMI v2 / RMCP+ session [3 attempts]");
   CHECK_THAT(state.error().message, !Catch::Contains(std::string(test::kIpmiPassword)));
   test::checkAllConsumed(*f.runner);
+}
+
+TEST_CASE("Ipmitool quotes ipmitool's reason when ipmi_sim refuses the password",
+          "[server][ipmitool]") {
+  IpmiFixture f;
+  for (int i = 0; i < 3; ++i) f.expect({"chassis", "power", "on"}, "wrong_password_ipmi_sim");
+  auto done = Ipmitool(f.runner).powerControl(f.task, "on");
+  REQUIRE_FALSE(done);
+  CHECK(done.error().code == ErrorCode::Unavailable);
+  CHECK(done.error().message ==
+        "IPMI command \"chassis power on\" to BMC 10.20.30.40 of node "
+        "1be26c0b-03f2-4d2e-ae87-c02d7f33c123 failed (exit code 1): Unable to Get Channel Cipher "
+        "Suites; Error: Unable to establish IPMI v2 / RMCP+ session [3 attempts]");
+  CHECK_THAT(done.error().message, !Catch::Contains(std::string(test::kIpmiPassword)));
+  test::checkAllConsumed(*f.runner);
+}
+
+TEST_CASE("Ipmitool masks the node's password wherever ipmitool's output quotes it",
+          "[server][ipmitool]") {
+  const std::string password(test::kIpmiPassword);
+  const auto argv = IpmiFixture::argv({"chassis", "power", "status"});
+  SECTION("in stderr") {
+    IpmiFixture f;
+    f.runner->expect(argv, CommandOutput{1, "",
+                                         "Set Chassis Power Control failed: user admin/" +
+                                             password + " refused\n"});
+    auto state = Ipmitool(f.runner).powerStatus(f.task);
+    REQUIRE_FALSE(state);
+    CHECK_THAT(state.error().message,
+               Catch::EndsWith("(exit code 1): Set Chassis Power Control failed: user "
+                               "admin/****** refused"));
+  }
+  SECTION("in stdout, quoted when stderr is empty") {
+    IpmiFixture f;
+    f.runner->expect(argv, CommandOutput{1, password + "\n" + password, ""});
+    auto state = Ipmitool(f.runner).powerStatus(f.task);
+    REQUIRE_FALSE(state);
+    CHECK_THAT(state.error().message, Catch::EndsWith("(exit code 1): ******; ******"));
+  }
+  SECTION("across the bound on quoted output, where a cut would leave part of it") {
+    IpmiFixture f;
+    f.runner->expect(argv, CommandOutput{1, "", std::string(495, 'x') + password + "\n"});
+    auto state = Ipmitool(f.runner).powerStatus(f.task);
+    REQUIRE_FALSE(state);
+    CHECK_THAT(state.error().message, !Catch::Contains(password.substr(0, 4)));
+    CHECK_THAT(state.error().message, Catch::EndsWith("xxxxx*****..."));
+  }
 }
 
 TEST_CASE("Ipmitool honours a custom attempt count and delay", "[server][ipmitool]") {
