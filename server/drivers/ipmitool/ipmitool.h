@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/drivers/interfaces.h"
+#include "server/drivers/ipmitool/ipmitool_options.h"
 #include "shared/core/error.h"
 #include "shared/exec/command_runner.h"
 
@@ -94,16 +95,6 @@ enum class IpmitoolFailure {
 
 /// Classifies a failed ipmitool run by its stderr. Pure.
 IpmitoolFailure classifyIpmitoolFailure(std::string_view stderrText);
-
-/// Tunables of the wrapper.
-struct IpmitoolOptions {
-  /// Runs of one command before a transient failure is reported (1 = no retry).
-  int attempts = 3;
-  /// Wait between attempts (through the task's clock).
-  std::chrono::milliseconds retryDelay{std::chrono::seconds(2)};
-  /// Bound on one ipmitool run; it is killed after that (DeadlineExceeded, retried).
-  std::chrono::milliseconds commandTimeout{std::chrono::seconds(30)};
-};
 
 /// Runs ipmitool against a node's BMC. Stateless apart from the runner; thread-safe when the
 /// runner is.
