@@ -206,6 +206,33 @@ TEST_CASE("parseIpmiDriverInfo accepts protocol versions 1.5 and 2.0 only", "[se
              Catch::Contains("\"2\""));
 }
 
+TEST_CASE("parseIpmiDriverInfo accepts a cipher suite number for IPMI 2.0 only",
+          "[server][ipmitool]") {
+  for (const json& suite : {json(3), json("3"), json(17), json("17"), json(0), json(255)}) {
+    INFO("ipmi_cipher_suite: " << suite.dump());
+    auto info = parseIpmiDriverInfo({{"ipmi_address", "a"}, {"ipmi_cipher_suite", suite}});
+    REQUIRE(info);
+    CHECK(info->cipherSuite ==
+          (suite.is_string() ? std::stoi(suite.get<std::string>()) : suite.get<int>()));
+  }
+  CHECK_FALSE(parseIpmiDriverInfo({{"ipmi_address", "a"}})->cipherSuite);
+  CHECK_FALSE(parseIpmiDriverInfo({{"ipmi_address", "a"}, {"ipmi_cipher_suite", ""}})->cipherSuite);
+  CHECK_FALSE(
+      parseIpmiDriverInfo({{"ipmi_address", "a"}, {"ipmi_cipher_suite", nullptr}})->cipherSuite);
+  CHECK(driverInfoError({{"ipmi_address", "a"}, {"ipmi_cipher_suite", "aes"}}) ==
+        "Invalid cipher suite aes, expected a number");
+  for (const json& suite :
+       {json(-1), json(256), json(3.5), json(true), json("1 7"), json("9999"), json::array()}) {
+    INFO("ipmi_cipher_suite: " << suite.dump());
+    CHECK_THAT(
+        driverInfoError({{"ipmi_address", "a"}, {"ipmi_cipher_suite", suite}}),
+        Catch::StartsWith("Invalid cipher suite ") && Catch::EndsWith(", expected a number"));
+  }
+  CHECK(driverInfoError(
+            {{"ipmi_address", "a"}, {"ipmi_protocol_version", "1.5"}, {"ipmi_cipher_suite", 3}}) ==
+        "Cipher suites cannot be used with IPMI 1.5");
+}
+
 TEST_CASE("parseIpmiDriverInfo rejects non-string credentials without echoing a password",
           "[server][ipmitool]") {
   CHECK(driverInfoError({{"ipmi_address", 42}}) ==
@@ -250,6 +277,15 @@ TEST_CASE("Ipmitool passes port, user and privilege level when driver_info has t
                                {"chassis", "bootdev", "pxe"});
   CHECK(c.argv == Args{"ipmitool", "-I", "lanplus", "-H", "10.0.0.9", "-p", "6230", "-U", "ops",
                        "-L", "OPERATOR", "-E", "-R", "1", "chassis", "bootdev", "pxe"});
+}
+
+TEST_CASE("Ipmitool passes the cipher suite with -C when driver_info names one",
+          "[server][ipmitool]") {
+  json info = test::ipmiDriverInfo();
+  info["ipmi_cipher_suite"] = "3";
+  CHECK(commandFor(info).argv == Args{"ipmitool", "-I", "lanplus", "-H", "10.20.30.40", "-U",
+                                      "admin", "-C", "3", "-E", "-R", "1", "chassis", "power",
+                                      "status"});
 }
 
 TEST_CASE("Ipmitool leaves out -E and the environment when there is no password",
