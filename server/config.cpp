@@ -258,6 +258,16 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
     *target = value;
   }
 
+  int ipmiAttempts = c.ipmi.attempts;
+  KILN_TRY_VOID(getInt("ipmi", "command_attempts", ipmiAttempts, 1, 100));
+  c.ipmi.attempts = ipmiAttempts;
+  int ipmiRetryInterval = static_cast<int>(c.ipmi.retryDelay.count() / 1000);
+  KILN_TRY_VOID(getInt("ipmi", "command_retry_interval", ipmiRetryInterval, 0, 600));
+  c.ipmi.retryDelay = std::chrono::seconds(ipmiRetryInterval);
+  int ipmiTimeout = static_cast<int>(c.ipmi.commandTimeout.count() / 1000);
+  KILN_TRY_VOID(getInt("ipmi", "command_timeout", ipmiTimeout, 1, 3600));
+  c.ipmi.commandTimeout = std::chrono::seconds(ipmiTimeout);
+
   for (const auto& [key, raw] : reader.values["http_basic_roles"]) {
     const std::string value = lower(trim(raw));
     Role role;
@@ -306,6 +316,9 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
     for (const char* key : {"node_history", "node_history_max_entries", "node_history_minimum_days",
                             "node_history_cleanup_interval", "node_history_cleanup_batch_count"}) {
       k.insert(std::string("conductor/") + key);
+    }
+    for (const char* key : {"command_attempts", "command_retry_interval", "command_timeout"}) {
+      k.insert(std::string("ipmi/") + key);
     }
     for (const auto& info : kInterfaceTypes) {
       k.insert("default/enabled_" + std::string(info.name) + "_interfaces");

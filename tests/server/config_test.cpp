@@ -67,6 +67,30 @@ TEST_CASE("parseConfig rejects bad values naming the option", "[server][config]"
   }
 }
 
+TEST_CASE("parseConfig reads ipmitool's attempts, retry interval and timeout from [ipmi]",
+          "[server][config]") {
+  auto defaults = parseConfig("", "empty");
+  REQUIRE(defaults);
+  CHECK(defaults->ipmi.attempts == 3);
+  CHECK(defaults->ipmi.retryDelay == std::chrono::seconds(2));
+  CHECK(defaults->ipmi.commandTimeout == std::chrono::seconds(30));
+  auto c = parseConfig(
+      "[ipmi]\ncommand_attempts = 1\ncommand_retry_interval = 0\n"
+      "command_timeout = 5\n",
+      "ipmi.conf");
+  REQUIRE(c);
+  CHECK(c->ipmi.attempts == 1);
+  CHECK(c->ipmi.retryDelay == std::chrono::seconds(0));
+  CHECK(c->ipmi.commandTimeout == std::chrono::seconds(5));
+  for (const char* bad : {"[ipmi]\ncommand_attempts = 0\n", "[ipmi]\ncommand_retry_interval = -1\n",
+                          "[ipmi]\ncommand_timeout = 0\n", "[ipmi]\ncommand_timeout = soon\n"}) {
+    INFO(bad);
+    auto rejected = parseConfig(bad, "f.conf");
+    REQUIRE_FALSE(rejected);
+    CHECK_THAT(rejected.error().message, Catch::Contains("f.conf: [ipmi] command_"));
+  }
+}
+
 TEST_CASE("loadConfig fails clearly for a missing file", "[server][config]") {
   auto c = loadConfig("/nonexistent/kiln.conf");
   REQUIRE_FALSE(c);
