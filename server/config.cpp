@@ -244,6 +244,27 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
     return invalid(where("deploy", "external_http_url") + " must be an http:// or https:// URL, got '" +
                    c.externalHttpUrl + "'");
   }
+  getString("deploy", "image_server_auth_strategy", c.imageServerAuthStrategy);
+  getString("deploy", "image_server_user", c.imageServerUser);
+  getString("deploy", "image_server_password", c.imageServerPassword);
+  if (c.imageServerAuthStrategy != "noauth" && c.imageServerAuthStrategy != "http_basic") {
+    return invalid(where("deploy", "image_server_auth_strategy") +
+                   " must be noauth or http_basic, got '" + c.imageServerAuthStrategy + "'");
+  }
+  if (c.imageServerAuthStrategy == "http_basic") {
+    std::vector<std::string> missing;
+    if (c.imageServerUser.empty()) missing.push_back("image_server_user");
+    if (c.imageServerPassword.empty()) missing.push_back("image_server_password");
+    if (missing.size() == 1) {
+      return invalid(where("deploy", "image_server_auth_strategy") +
+                     " is http_basic but [deploy] " + missing[0] + " is not set");
+    }
+    if (missing.size() == 2) {
+      return invalid(where("deploy", "image_server_auth_strategy") +
+                     " is http_basic but [deploy] image_server_user and image_server_password "
+                     "are not set");
+    }
+  }
   getString("deploy", "default_boot_mode", c.defaultBootMode);
   c.defaultBootMode = lower(trim(c.defaultBootMode));
   if (c.defaultBootMode != "uefi" && c.defaultBootMode != "bios") {
@@ -312,6 +333,10 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "conductor/deploy_step_priority_override", "deploy/erase_devices_priority",
         "deploy/erase_devices_metadata_priority", "deploy/power_off_after_deploy_failure",
         "deploy/default_boot_mode", "deploy/http_root", "deploy/external_http_url"};
+    for (const char* key :
+         {"image_server_auth_strategy", "image_server_user", "image_server_password"}) {
+      k.insert(std::string("deploy/") + key);
+    }
     // Node history; Kiln prunes on insert, so the periodic clean-up options have no effect.
     for (const char* key : {"node_history", "node_history_max_entries", "node_history_minimum_days",
                             "node_history_cleanup_interval", "node_history_cleanup_batch_count"}) {

@@ -96,3 +96,51 @@ TEST_CASE("loadConfig fails clearly for a missing file", "[server][config]") {
   REQUIRE_FALSE(c);
   CHECK_THAT(c.error().message, Catch::Contains("/nonexistent/kiln.conf"));
 }
+
+TEST_CASE("parseConfig reads the image server credentials with Ironic's names and defaults",
+          "[server][config][credentials]") {
+  auto defaults = parseConfig("", "empty");
+  REQUIRE(defaults);
+  CHECK(defaults->imageServerAuthStrategy == "noauth");
+  CHECK(defaults->imageServerUser.empty());
+  CHECK(defaults->imageServerPassword.empty());
+
+  auto c = parseConfig(
+      "[deploy]\nimage_server_auth_strategy = http_basic\nimage_server_user = svc\n"
+      "image_server_password = s3cret\n",
+      "f.conf");
+  REQUIRE(c);
+  CHECK(c->imageServerAuthStrategy == "http_basic");
+  CHECK(c->imageServerUser == "svc");
+  CHECK(c->imageServerPassword == "s3cret");
+
+  // noauth ignores credentials that are set (Ironic sends nothing then).
+  auto noauth = parseConfig("[deploy]\nimage_server_user = svc\n", "f.conf");
+  REQUIRE(noauth);
+  CHECK(noauth->imageServerAuthStrategy == "noauth");
+}
+
+TEST_CASE("parseConfig refuses an unknown image server strategy or http_basic without credentials",
+          "[server][config][credentials]") {
+  struct Case {
+    const char* text;
+    const char* says;
+  };
+  for (auto [text, says] :
+       {Case{"[deploy]\nimage_server_auth_strategy = digest\n",
+             "[deploy] image_server_auth_strategy must be noauth or http_basic, got 'digest'"},
+        Case{"[deploy]\nimage_server_auth_strategy = http_basic\n",
+             "image_server_user and image_server_password are not set"},
+        Case{"[deploy]\nimage_server_auth_strategy = http_basic\nimage_server_password = s3cret\n",
+             "image_server_user is not set"},
+        Case{"[deploy]\nimage_server_auth_strategy = http_basic\nimage_server_user = svc\n"
+             "image_server_password =\n",
+             "image_server_password is not set"}}) {
+    INFO(text);
+    auto c = parseConfig(text, "f.conf");
+    REQUIRE_FALSE(c);
+    CHECK_THAT(c.error().message, Catch::Contains("f.conf: [deploy] image_server_auth_strategy"));
+    CHECK_THAT(c.error().message, Catch::Contains(says));
+    CHECK_THAT(c.error().message, !Catch::Contains("s3cret"));
+  }
+}
