@@ -259,6 +259,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", required=True)
     ap.add_argument("--agent", required=True)
+    ap.add_argument("--ramdisk", help="a directory holding kiln-agent.kernel and kiln-agent.initramfs "
+                    "built from --agent (ctest: the ramdisk_build fixture's); default: build one")
     ap.add_argument("--firmware", choices=("bios", "uefi"), default="bios")
     ap.add_argument("--boot", choices=("ipxe", "vmedia", "pxe"), default="ipxe")
     ap.add_argument("--image", choices=("whole", "partition"), default="whole")
@@ -292,10 +294,17 @@ def main():
     answers = images = None
     try:
         # The agent ramdisk and the instance image.
-        ramdisk = os.path.join(work, "ramdisk")
-        run.say("building the agent ramdisk")
-        subprocess.run([os.path.join(ROOT, "image-build", "build-ramdisk.sh"), "--agent", args.agent,
-                        ramdisk], check=True, stdout=subprocess.DEVNULL)
+        if args.ramdisk:
+            ramdisk = os.path.abspath(args.ramdisk)
+            for name in ("kiln-agent.kernel", "kiln-agent.initramfs"):
+                assert os.path.isfile(os.path.join(ramdisk, name)), \
+                    "%s has no %s (did the ramdisk_build test pass?)" % (ramdisk, name)
+            run.say("the agent ramdisk in %s" % ramdisk)
+        else:
+            ramdisk = os.path.join(work, "ramdisk")
+            run.say("building the agent ramdisk")
+            subprocess.run([os.path.join(ROOT, "image-build", "build-ramdisk.sh"), "--agent", args.agent,
+                            ramdisk], check=True, stdout=subprocess.DEVNULL)
         answers = serve(Answers)
         answer_port = answers.server_address[1]
         imgdir = os.path.join(work, "images")
