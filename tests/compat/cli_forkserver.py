@@ -26,6 +26,17 @@ runs: each child reports the modules it had to import, and the server imports th
 so later calls find them loaded. The server imports nothing from another entry point: one
 server per entry point.
 
+Where a forked call could still differ from a new process, and what is done about it:
+  * state that modules compute when imported: the server runs with the calls' environment and
+    working directory (openstack.config's search path reads both) and argv[0] = the entry point
+    (cliff's App.NAME); the modules the entry point script imports `main` from are imported
+    afresh in every child (ironicclient.shell binds `main(argv=sys.argv[1:])` at import);
+  * per-process caches of the installed packages' metadata (stevedore's entry points, cliff's
+    modules-to-distributions map) are filled once in the server (`_warm_caches`): they hold the
+    same in every child;
+  * test_baremetal_cli.py's EntryPointTests compare calls on the server with /usr/bin/baremetal
+    processes (status, stdout, stderr).
+
 Callers:
   * `ForkServer(entry, env, cwd).run(args, input=...)` -> (returncode, stdout, stderr), for test
     harnesses that used subprocess.run([entry] + args, ...);
@@ -40,7 +51,6 @@ slow way), e.g. to rule the fork server out when a test fails.
 Linux only; Python 3.9+ (socket.send_fds / recv_fds).
 """
 
-import array
 import json
 import os
 import select
@@ -150,7 +160,11 @@ class ForkServer:
     def start(self):
         if not enabled():
             return self
-        self.tmpdir = tempfile.mkdtemp(prefix="kiln-cli-forkserver-")
+        # A Unix socket's path has at most 107 bytes: /tmp when $TMPDIR is deep.
+        parent = tempfile.gettempdir()
+        if len(parent) > 60:
+            parent = "/tmp"
+        self.tmpdir = tempfile.mkdtemp(prefix="kiln-cli-", dir=parent)
         self.socket_path = os.path.join(self.tmpdir, "cli.sock")
         # Listening before the server starts: calls queue up while it imports.
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
