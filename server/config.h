@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "server/drivers/interface_types.h"
-#include "server/drivers/ipmitool/ipmitool_options.h"
+#include "server/config/ipmitool_options.h"
+#include "server/model/interface_type.h"
 #include "shared/core/error.h"
 
 namespace kiln::server {

@@ -14,7 +14,7 @@
 #include "server/api/http.h"
 #include "server/api/json_patch.h"
 #include "server/api/router.h"
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/storage/storage.h"
 #include "shared/core/error.h"
 #include "shared/json/json_fwd.h"

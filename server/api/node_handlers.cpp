@@ -383,7 +383,7 @@ Result<void> NodeHandlers::checkCommonFields(Transaction& tx, Record& node, cons
     if (parsed) KILN_TRY(parseRaidConfig(*parsed));
   }
   if (creating && !node.flag(kNodeRetired) && !node[kNodeRetiredReason].isNull()) {
-    return invalid("Cannot set retired_reason without retired set to True");
+    return invalid("The retired_reason field can only be set when retired is True");
   }
   if (!node[kNodeInstanceName].isNull() && node.str(kNodeInstanceName).empty()) {
     return invalid("Schema error for " + std::string(creating ? "node" : "patch") +
@@ -518,7 +518,7 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
     }
     if (patchTouches(patch, "retired_reason") && !node.flag(kNodeRetired) &&
         !node[kNodeRetiredReason].isNull()) {
-      return invalid("Cannot set retired_reason without retired set to True");
+      return invalid("The retired_reason field can only be set when retired is True");
     }
     // 1.104: a change of instance_info names the instance after its display_name when the
     // node has no instance_name yet (Ironic's update_node).

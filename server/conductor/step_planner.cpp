@@ -336,30 +336,4 @@ Result<std::vector<PlannedStep>> deployPlan(const std::vector<AvailableStep>& av
   return plan;
 }
 
-Result<std::map<std::string, int>> parsePriorityOverrides(const std::string& text) {
-  std::map<std::string, int> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(pos, comma - pos);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) {
-      const auto colon = item.rfind(':');
-      const auto dot = item.find('.');
-      if (colon == std::string::npos || dot == std::string::npos || dot > colon) {
-        return invalid("expected interface.step:priority, got '" + item + "'");
-      }
-      const std::string prio = item.substr(colon + 1);
-      if (prio.empty() || prio.size() > 6 || !std::all_of(prio.begin(), prio.end(), ::isdigit)) {
-        return invalid("priority must be an integer >= 0 in '" + item + "'");
-      }
-      out[item.substr(0, colon)] = std::stoi(prio);
-    }
-    pos = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace kiln::server

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "server/model/versions.h"
-#include "server/storage/storage.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
@@ -428,21 +427,6 @@ Json inspectionRuleDocument(const Record& record) {
     doc[std::string(spec.name)] = valueToJson(record[field], spec.type);
   }
   return doc;
-}
-
-Result<std::vector<Record>> loadInspectionRules(Transaction& tx, std::string_view phase) {
-  ListQuery query;
-  ListFilter byPhase;
-  byPhase.field = kIrPhase;
-  byPhase.value = Value::text(std::string(phase));
-  query.filters.push_back(std::move(byPhase));
-  query.sortField = kIrId;
-  query.limit = 0;
-  std::vector<Record> rules = KILN_TRY(tx.records(Resource::InspectionRule).list(query));
-  std::stable_sort(rules.begin(), rules.end(), [](const Record& a, const Record& b) {
-    return a[kIrPriority].i > b[kIrPriority].i;
-  });
-  return rules;
 }
 
 }  // namespace kiln::server

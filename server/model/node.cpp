@@ -3,6 +3,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "server/model/interface_type.h"
 #include "server/model/resources.h"
 #include "shared/core/secrets.h"
 #include "shared/core/uuid.h"
@@ -13,6 +14,10 @@ namespace kiln::server {
 namespace {
 
 using FT = FieldType;
+using IT = InterfaceType;
+
+/// The microversion that introduced a `*_interface` field (server/model/interface_type.h).
+constexpr int sinceOf(InterfaceType type) { return interfaceInfo(type).since; }
 constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable,
                    X = kComputed, M = kMaskSecrets, L = kDefaultList, I = kInternal,
                    NS = kNoSelect;
@@ -48,19 +53,19 @@ constexpr FieldSpec kNodeFields[] = {
     {"inspection_started_at", FT::Time, ver::k6InspectState, N | S},
     {"inspection_finished_at", FT::Time, ver::k6InspectState, N | S},
     {"resource_class", FT::String, ver::k21ResourceClass, N | C | P | S, 80},
-    {"bios_interface", FT::String, ver::k40BiosInterface, N | C | P | S, 255},
-    {"boot_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
-    {"console_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
-    {"deploy_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
-    {"firmware_interface", FT::String, ver::k86FirmwareInterface, N | C | P | S, 255},
-    {"inspect_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
-    {"management_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
-    {"network_interface", FT::String, ver::k20NetworkInterface, N | C | P | S, 255},
-    {"power_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
-    {"raid_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
-    {"rescue_interface", FT::String, ver::k38RescueInterface, N | C | P | S, 255},
-    {"storage_interface", FT::String, ver::k33StorageInterface, N | C | P | S, 255},
-    {"vendor_interface", FT::String, ver::k31DynamicInterfaces, N | C | P | S, 255},
+    {"bios_interface", FT::String, sinceOf(IT::Bios), N | C | P | S, 255},
+    {"boot_interface", FT::String, sinceOf(IT::Boot), N | C | P | S, 255},
+    {"console_interface", FT::String, sinceOf(IT::Console), N | C | P | S, 255},
+    {"deploy_interface", FT::String, sinceOf(IT::Deploy), N | C | P | S, 255},
+    {"firmware_interface", FT::String, sinceOf(IT::Firmware), N | C | P | S, 255},
+    {"inspect_interface", FT::String, sinceOf(IT::Inspect), N | C | P | S, 255},
+    {"management_interface", FT::String, sinceOf(IT::Management), N | C | P | S, 255},
+    {"network_interface", FT::String, sinceOf(IT::Network), N | C | P | S, 255},
+    {"power_interface", FT::String, sinceOf(IT::Power), N | C | P | S, 255},
+    {"raid_interface", FT::String, sinceOf(IT::Raid), N | C | P | S, 255},
+    {"rescue_interface", FT::String, sinceOf(IT::Rescue), N | C | P | S, 255},
+    {"storage_interface", FT::String, sinceOf(IT::Storage), N | C | P | S, 255},
+    {"vendor_interface", FT::String, sinceOf(IT::Vendor), N | C | P | S, 255},
     {"conductor_group", FT::String, ver::k46NodeConductorGroup, C | P | S, 255},
     {"automated_clean", FT::Bool, ver::k47NodeAutomatedClean, N | C | P | S},
     {"protected", FT::Bool, ver::k48NodeProtected, P | S},

@@ -1,4 +1,4 @@
-// File: server/model/record.h
+// File: server/schema/record.h
 //
 // The schema-driven representation shared by every API resource (nodes, ports, port groups,
 // chassis, deploy templates). A resource is described once, as a table of FieldSpecs (name,

@@ -1,4 +1,4 @@
-#include "server/model/record.h"
+#include "server/schema/record.h"
 
 #include <nlohmann/json.hpp>
 
