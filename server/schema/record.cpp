@@ -104,6 +104,11 @@ Result<Value> valueFromJson(const Json& json, const FieldSpec& field) {
   return typeError("value");
 }
 
+Error nullRefusedError(const FieldSpec& field) {
+  return Error{ErrorCode::InvalidArgument,
+               "Field `" + std::string(field.name) + "' cannot be None"};
+}
+
 Record defaultRecord(const Schema& schema) {
   Record r(schema.size());
   for (size_t i = 0; i < schema.size(); ++i) {
