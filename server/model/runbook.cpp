@@ -18,21 +18,23 @@ namespace {
 
 using FT = FieldType;
 constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable, X = kComputed,
-                   L = kDefaultList, I = kInternal;
+                   L = kDefaultList, I = kInternal, D = kNullMeansDefault;
 
 // Ironic's runbooks table (name, description and owner 255 characters). The short list shows
 // Ironic's DEFAULT_RETURN_FIELDS (uuid, name) and the links. traits is neither creatable nor
 // patchable: only the /traits sub-resource changes it. The handlers validate bodies themselves
-// (validateRunbookDocument), so C and P here only document what a body may carry.
+// (validateRunbookDocument), so C, P and the null flags here only document what a body may
+// carry: RUNBOOK_SCHEMA takes null for uuid (generated), disable_ramdisk and public
+// (BooleanField(default=False)), extra ({}), owner and description.
 constexpr FieldSpec kRunbookFields[] = {
     {"id", FT::Int, ver::k92Runbooks, I | S},
-    {"uuid", FT::String, ver::k92Runbooks, C | S | L, 36},
+    {"uuid", FT::String, ver::k92Runbooks, C | S | L | D, 36},
     {"name", FT::String, ver::k92Runbooks, C | P | S | L, 255},
     {"description", FT::String, ver::k112RunbookTraits, N | C | P | S, 255},
     {"steps", FT::Array, ver::k92Runbooks, C | P},
-    {"disable_ramdisk", FT::Bool, ver::k92Runbooks, C | P | S},
-    {"extra", FT::Object, ver::k92Runbooks, C | P},
-    {"public", FT::Bool, ver::k92Runbooks, C | P | S},
+    {"disable_ramdisk", FT::Bool, ver::k92Runbooks, C | P | S | D},
+    {"extra", FT::Object, ver::k92Runbooks, C | P | D},
+    {"public", FT::Bool, ver::k92Runbooks, C | P | S | D},
     {"owner", FT::String, ver::k92Runbooks, N | C | P | S, 255},
     {"traits", FT::Array, ver::k112RunbookTraits, 0},
     {"created_at", FT::Time, ver::k92Runbooks, N | S},
