@@ -5,7 +5,6 @@
 // plain data): they take the caller's Transaction, so they run inside its atomic unit.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 

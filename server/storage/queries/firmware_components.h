@@ -6,8 +6,6 @@
 // unit.
 #pragma once
 
-#include <map>
-#include <set>
 #include <string>
 #include <vector>
 

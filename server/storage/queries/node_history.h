@@ -5,7 +5,6 @@
 // data): they take the caller's Transaction, so they run inside its atomic unit.
 #pragma once
 
-#include <chrono>
 #include <string>
 
 #include "server/config.h"

@@ -5,7 +5,6 @@
 // they take the caller's Transaction, so they run inside its atomic unit.
 #pragma once
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
