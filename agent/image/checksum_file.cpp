@@ -99,26 +99,12 @@ Result<void> resolveChecksumUrl(StepContext& ctx, ImageInfo& info) {
   HttpRequest request = KILN_TRY(imageRequest(info, info.checksumUrl));
   const std::string shown = request.url;  // without user information
   ctx.log.info("Downloading the checksum file", {{"url", shown}});
-  std::string body;
-  auto response = ctx.http->stream(request, [&](std::string_view chunk) -> Result<void> {
-    if (body.size() + chunk.size() > kMaxChecksumFileBytes) {
-      return invalid("The checksum file " + shown + " is larger than " +
-                     std::to_string(kMaxChecksumFileBytes) + " bytes");
-    }
-    body.append(chunk);
-    return {};
-  });
-  if (!response) {
-    if (response.error().code == ErrorCode::InvalidArgument)
-      return std::unexpected(response.error());
-    return fail(response.error().code,
-                "Cannot download the checksum file " + shown + ": " + response.error().message);
-  }
-  if (response->status != 200) {
-    return fail(response->status == 404 ? ErrorCode::NotFound : ErrorCode::Unavailable,
-                "Cannot download the checksum file " + shown + ": HTTP status " +
-                    std::to_string(response->status));
-  }
+  const std::string body =
+      KILN_TRY(downloadWhole(*ctx.http, request,
+                             {kMaxChecksumFileBytes,
+                              "The checksum file " + shown + " is larger than " +
+                                  std::to_string(kMaxChecksumFileBytes) + " bytes",
+                              "Cannot download the checksum file " + shown, ErrorCode::NotFound}));
   const std::string digest = KILN_TRY(findChecksumInFile(
       body, info.urls.empty() ? std::string() : fileNameOf(info.urls.front()), shown));
   if (info.checksumAlgorithmFixed) {

@@ -21,27 +21,12 @@ Result<std::string> fetch(StepContext& ctx, const std::string& given,
   const std::string& url = request.url;  // without user information: quoted in messages
   request.timeout = std::chrono::seconds(60);
   request.idleTimeout = std::chrono::seconds(60);
-  std::string body;
-  auto response = ctx.http->stream(request, [&](std::string_view chunk) -> Result<void> {
-    // Base64 text is 4/3 of the data; allow for it before decoding.
-    if (body.size() + chunk.size() > kMaxConfigDriveBytes / 3 * 4 + 4096) {
-      return invalid("The config drive at " + url + " is larger than " +
-                     std::to_string(kMaxConfigDriveBytes) + " bytes");
-    }
-    body.append(chunk);
-    return {};
-  });
-  if (!response) {
-    if (response.error().code == ErrorCode::InvalidArgument)
-      return std::unexpected(response.error());
-    return fail(response.error().code,
-                "Cannot download the config drive from " + url + ": " + response.error().message);
-  }
-  if (response->status != 200) {
-    return fail(ErrorCode::Unavailable, "Cannot download the config drive from " + url +
-                                            ": HTTP status " + std::to_string(response->status));
-  }
-  return body;
+  // Base64 text is 4/3 of the data; allow for it before decoding.
+  return downloadWhole(*ctx.http, request,
+                       {kMaxConfigDriveBytes / 3 * 4 + 4096,
+                        "The config drive at " + url + " is larger than " +
+                            std::to_string(kMaxConfigDriveBytes) + " bytes",
+                        "Cannot download the config drive from " + url});
 }
 
 }  // namespace

@@ -278,4 +278,24 @@ Result<HttpRequest> imageRequest(const ImageInfo& info, std::string_view url) {
   return request;
 }
 
+Result<std::string> downloadWhole(HttpClient& http, const HttpRequest& request,
+                                  const WholeDownload& how) {
+  std::string body;
+  auto response = http.stream(request, [&](std::string_view chunk) -> Result<void> {
+    if (body.size() + chunk.size() > how.maxBytes) return invalid(how.tooLarge);
+    body.append(chunk);
+    return {};
+  });
+  if (!response) {
+    if (response.error().code == ErrorCode::InvalidArgument)
+      return std::unexpected(response.error());
+    return fail(response.error().code, how.failed + ": " + response.error().message);
+  }
+  if (response->status != 200) {
+    return fail(response->status == 404 ? how.notFound : ErrorCode::Unavailable,
+                how.failed + ": HTTP status " + std::to_string(response->status));
+  }
+  return body;
+}
+
 }  // namespace kiln::agent

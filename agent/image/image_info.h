@@ -74,6 +74,20 @@ Result<std::pair<ChecksumAlgorithm, std::string>> parseChecksumSpec(std::string_
 /// URL without user information; redirects followed; info's timeouts and TLS settings.
 Result<HttpRequest> imageRequest(const ImageInfo& info, std::string_view url);
 
+/// How downloadWhole words its errors about one small file (a checksum file, a config drive).
+struct WholeDownload {
+  size_t maxBytes = 0;   ///< a longer body stops the download: InvalidArgument `tooLarge`
+  std::string tooLarge;  ///< "The checksum file X is larger than N bytes"
+  std::string failed;    ///< "Cannot download the checksum file X": before ": reason"
+  ErrorCode notFound = ErrorCode::Unavailable;  ///< the code of a 404 answer
+};
+
+/// GETs `request` into memory, at most how.maxBytes. The client's InvalidArgument (a URL it
+/// cannot take) as it is; another failure "<failed>: <reason>" with its code; a status other
+/// than 200 "<failed>: HTTP status N" (Unavailable; how.notFound for 404).
+Result<std::string> downloadWhole(HttpClient& http, const HttpRequest& request,
+                                  const WholeDownload& how);
+
 /// Parses "auto", "none", "zstd", "gzip" or "xz".
 Result<Compression> parseCompression(std::string_view name);
 

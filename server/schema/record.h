@@ -107,7 +107,16 @@ struct Value {
   static Value null() { return {}; }
   static Value boolean(bool v) { Value x; x.kind = Kind::Bool; x.b = v; return x; }
   static Value integer(int64_t v) { Value x; x.kind = Kind::Int; x.i = v; return x; }
-  static Value text(std::string v) { Value x; x.kind = Kind::Text; x.s = std::move(v); return x; }
+  static Value text(std::string v) {
+    Value x;
+    x.kind = Kind::Text;
+    x.s = std::move(v);
+    return x;
+  }
+  /// The value, or null when there is none (a hardware report's optional fields).
+  static Value optionalText(const std::optional<std::string>& v) { return v ? text(*v) : null(); }
+  static Value optionalInteger(const std::optional<int64_t>& v) { return v ? integer(*v) : null(); }
+  static Value optionalBoolean(const std::optional<bool>& v) { return v ? boolean(*v) : null(); }
 
   bool isNull() const { return kind == Kind::Null; }
   bool operator==(const Value& o) const {

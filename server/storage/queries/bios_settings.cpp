@@ -10,20 +10,21 @@
 namespace kiln::server {
 namespace {
 
-Value optText(const std::optional<std::string>& v) { return v ? Value::text(*v) : Value::null(); }
-Value optInt(const std::optional<int64_t>& v) { return v ? Value::integer(*v) : Value::null(); }
-Value optBool(const std::optional<bool>& v) { return v ? Value::boolean(*v) : Value::null(); }
-
 /// Sets the reported columns of `r`; returns those that changed.
 FieldMask assign(Record& r, const BiosSetting& s) {
   Value list;
   if (s.allowableValues) list = Value::text(dumpJson(nlohmann::json(*s.allowableValues)));
   const std::pair<size_t, Value> values[] = {
-      {kBiosValue, optText(s.value)},          {kBiosAttributeType, optText(s.attributeType)},
-      {kBiosAllowableValues, std::move(list)}, {kBiosLowerBound, optInt(s.lowerBound)},
-      {kBiosMaxLength, optInt(s.maxLength)},   {kBiosMinLength, optInt(s.minLength)},
-      {kBiosReadOnly, optBool(s.readOnly)},    {kBiosResetRequired, optBool(s.resetRequired)},
-      {kBiosUnique, optBool(s.unique)},        {kBiosUpperBound, optInt(s.upperBound)},
+      {kBiosValue, Value::optionalText(s.value)},
+      {kBiosAttributeType, Value::optionalText(s.attributeType)},
+      {kBiosAllowableValues, std::move(list)},
+      {kBiosLowerBound, Value::optionalInteger(s.lowerBound)},
+      {kBiosMaxLength, Value::optionalInteger(s.maxLength)},
+      {kBiosMinLength, Value::optionalInteger(s.minLength)},
+      {kBiosReadOnly, Value::optionalBoolean(s.readOnly)},
+      {kBiosResetRequired, Value::optionalBoolean(s.resetRequired)},
+      {kBiosUnique, Value::optionalBoolean(s.unique)},
+      {kBiosUpperBound, Value::optionalInteger(s.upperBound)},
   };
   FieldMask changed;
   for (const auto& [field, value] : values) {

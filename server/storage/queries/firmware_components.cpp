@@ -6,11 +6,6 @@
 #include <vector>
 
 namespace kiln::server {
-namespace {
-
-Value optText(const std::optional<std::string>& v) { return v ? Value::text(*v) : Value::null(); }
-
-}  // namespace
 
 Result<std::vector<Record>> listFirmwareComponents(Transaction& tx, int64_t nodeId) {
   ListQuery q;
@@ -33,8 +28,8 @@ Result<void> syncFirmwareComponents(Transaction& tx, int64_t nodeId,
   for (const auto& c : components) {
     if (!seen.insert(c.component).second) continue;
     const Value version = Value::text(c.currentVersion);
-    const Value vendor = optText(c.vendor), model = optText(c.model),
-                serial = optText(c.serialNumber);
+    const Value vendor = Value::optionalText(c.vendor), model = Value::optionalText(c.model),
+                serial = Value::optionalText(c.serialNumber);
     auto it = current.find(c.component);
     if (it == current.end()) {
       Record r = defaultRecord(firmwareComponentSchema());
