@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "shared/core/strings.h"
+
 namespace kiln::agent {
 namespace {
 
@@ -16,14 +18,6 @@ using nlohmann::json;
 constexpr std::string_view kMd5Disabled =
     "md5 image checksums are disabled; the operator enables them with allow_md5_checksum = "
     "true in the [agent] section of the configuration";
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 bool isHex(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -44,7 +38,7 @@ size_t hexLength(ChecksumAlgorithm algorithm) {
 }
 
 Result<ChecksumAlgorithm> parseAlgorithm(std::string_view name, bool md5Allowed) {
-  const std::string n = lower(name);
+  const std::string n = asciiLower(name);
   if (n == "sha256") return ChecksumAlgorithm::Sha256;
   if (n == "sha512") return ChecksumAlgorithm::Sha512;
   if (n == "md5") {
@@ -61,7 +55,7 @@ Result<std::string> checkDigest(ChecksumAlgorithm algorithm, std::string_view he
                    std::string(hex) + "\": expected " + std::to_string(hexLength(algorithm)) +
                    " hex digits");
   }
-  return lower(hex);
+  return asciiLower(hex);
 }
 
 Result<std::string> optionalString(const json& doc, const char* key) {
@@ -102,7 +96,7 @@ std::string_view toString(Compression compression) {
 }
 
 Result<Compression> parseCompression(std::string_view name) {
-  const std::string n = lower(name);
+  const std::string n = asciiLower(name);
   if (n == "auto" || n.empty()) return Compression::Auto;
   if (n == "none") return Compression::None;
   if (n == "zstd") return Compression::Zstd;
@@ -154,14 +148,14 @@ Result<ImageInfo> parseImageInfo(const json& doc, bool md5Allowed) {
   for (const auto& url : *urls) {
     if (!url.is_string()) return invalid("image_info.urls must contain strings");
     const std::string u = url.get<std::string>();
-    const std::string l = lower(u);
+    const std::string l = asciiLower(u);
     if (!l.starts_with("http://") && !l.starts_with("https://")) {
       return invalid("Unsupported image URL \"" + u + "\": only http:// and https:// are allowed");
     }
     info.urls.push_back(u);
   }
 
-  const std::string format = lower(KILN_TRY(optionalString(doc, "disk_format")));
+  const std::string format = asciiLower(KILN_TRY(optionalString(doc, "disk_format")));
   if (format.empty() || format == "raw") {
     info.diskFormat = DiskFormat::Raw;
   } else if (format == "qcow2") {

@@ -10,6 +10,7 @@
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 #include "server/model/versions.h"
 
@@ -67,9 +68,7 @@ Result<void> validateLocalLinkConnection(Record& port) {
       if (!datapath) {
         return invalid("Expected a MAC address or OpenFlow datapath ID but received " + sw + ".");
       }
-      std::string lower = sw;
-      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      llc["switch_id"] = lower;
+      llc["switch_id"] = asciiLower(sw);
     }
   }
   port.setText(kPortLocalLinkConnection, dumpJson(llc));
@@ -172,10 +171,7 @@ Result<void> addNodeBasedFilters(Transaction& tx, const RequestContext& ctx, Lis
       }
     }
     ListFilter f{ListFilter::Op::In, kNodeConductorGroup, {}, {}};
-    for (auto& v : splitCommaList(*groups)) {
-      for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      f.values.push_back(std::move(v));
-    }
+    for (const auto& v : splitCommaList(*groups)) f.values.push_back(asciiLower(v));
     if (f.values.empty()) return invalid("The conductor_groups filter needs at least one group");
     query.filters.push_back(KILN_TRY(nodesFilter(tx, std::move(f), nodeField)));
   }

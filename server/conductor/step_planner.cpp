@@ -1,10 +1,13 @@
 #include "server/conductor/step_planner.h"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include "server/model/resources.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 #include "shared/step/step.h"
 
@@ -271,16 +274,19 @@ Result<std::vector<PlannedStep>> deployPlan(const std::vector<AvailableStep>& av
     p.step = s.value("step", "");
     p.args = s.contains("args") && s["args"].is_object() ? s["args"] : json::object();
     const json& prio = s.contains("priority") ? s["priority"] : json();
+    std::optional<int> priority;
     if (prio.is_number_integer()) {
-      p.priority = prio.get<int>();
-    } else if (prio.is_string() && !prio.get<std::string>().empty() &&
-               std::all_of(prio.get_ref<const std::string&>().begin(),
-                           prio.get_ref<const std::string&>().end(), ::isdigit)) {
-      p.priority = std::stoi(prio.get<std::string>());
-    } else {
+      priority = prio.get<int>();
+    } else if (prio.is_string()) {
+      const auto text = parseInt<unsigned>(prio.get_ref<const std::string&>(), 0,
+                                           std::numeric_limits<int>::max());
+      if (text) priority = static_cast<int>(*text);
+    }
+    if (!priority) {
       errors.push_back(origin + " deploy step " + stepRepr(s) + " needs an integer priority >= 0");
       return;
     }
+    p.priority = *priority;
     const AvailableStep* def = findStep(available, p.interface, p.step);
     if (!def) {
       errors.push_back(origin + " deploy step " + stepRepr(s) +
@@ -338,26 +344,18 @@ Result<std::vector<PlannedStep>> deployPlan(const std::vector<AvailableStep>& av
 
 Result<std::map<std::string, int>> parsePriorityOverrides(const std::string& text) {
   std::map<std::string, int> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(pos, comma - pos);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) {
-      const auto colon = item.rfind(':');
-      const auto dot = item.find('.');
-      if (colon == std::string::npos || dot == std::string::npos || dot > colon) {
-        return invalid("expected interface.step:priority, got '" + item + "'");
-      }
-      const std::string prio = item.substr(colon + 1);
-      if (prio.empty() || prio.size() > 6 || !std::all_of(prio.begin(), prio.end(), ::isdigit)) {
-        return invalid("priority must be an integer >= 0 in '" + item + "'");
-      }
-      out[item.substr(0, colon)] = std::stoi(prio);
+  for (const std::string& item : splitTrimmed(text, ',', " \t")) {
+    const auto colon = item.rfind(':');
+    const auto dot = item.find('.');
+    if (colon == std::string::npos || dot == std::string::npos || dot > colon) {
+      return invalid("expected interface.step:priority, got '" + item + "'");
     }
-    pos = comma + 1;
+    const std::string prio = item.substr(colon + 1);
+    const auto priority = parseInt<unsigned>(prio);
+    if (prio.size() > 6 || !priority) {
+      return invalid("priority must be an integer >= 0 in '" + item + "'");
+    }
+    out[item.substr(0, colon)] = static_cast<int>(*priority);
   }
   return out;
 }

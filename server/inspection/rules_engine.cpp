@@ -284,18 +284,19 @@ std::optional<FormatError> resolveField(std::string_view field, const Scope& sco
         out.descend(*it);
       }
     } else if (current.is_array()) {
-      if (!index || key.size() > 9) return FormatError::Other;  // TypeError, IndexError
-      const size_t n = std::stoul(key);
-      if (n >= current.size()) return FormatError::Other;
-      out.descend(current[n]);
+      const auto n = parseInt<size_t>(key);
+      if (!index || key.size() > 9 || !n) return FormatError::Other;  // TypeError, IndexError
+      if (*n >= current.size()) return FormatError::Other;
+      out.descend(current[*n]);
     } else if (current.is_string()) {
-      if (!index || key.size() > 9) return FormatError::Other;
+      const auto wanted = parseInt<size_t>(key);
+      if (!index || key.size() > 9 || !wanted) return FormatError::Other;
       // Python indexes code points.
       const std::string& s = current.get_ref<const std::string&>();
-      size_t wanted = std::stoul(key), seen = 0, start = std::string::npos;
+      size_t seen = 0, start = std::string::npos;
       for (size_t b = 0; b < s.size(); ++b) {
         if ((static_cast<unsigned char>(s[b]) & 0xC0) == 0x80) continue;
-        if (seen == wanted) {
+        if (seen == *wanted) {
           start = b;
           break;
         }
@@ -690,8 +691,7 @@ Result<bool> evalOperator(const std::string& op, const Json& args) {
     if (value.is_boolean()) return value.get<bool>() == wantTrue;
     if (value.is_number()) return pyTruthy(value) == wantTrue;
     if (value.is_string()) {
-      std::string lower = value.get<std::string>();
-      for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const std::string lower = asciiLower(value.get<std::string>());
       return wantTrue ? (lower == "yes" || lower == "true") : (lower == "no" || lower == "false");
     }
     return !wantTrue && value.is_null();
@@ -1020,8 +1020,7 @@ Result<void> runAction(const Json& action, ActionContext& ctx) {
     return ironicError("Failed to inspect hardware. Reason: " + pyStr(args["msg"]));
   }
   if (op == "log") {
-    std::string level = pyStr(argOr(args, "level", Json("info")));
-    for (auto& ch : level) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string level = asciiLower(pyStr(argOr(args, "level", Json("info"))));
     if (std::find(std::begin(kLogLevels), std::end(kLogLevels), level) == std::end(kLogLevels)) {
       return executionFailure("Invalid log level: " + level +
                               ". Choose from debug, info, warning, error, critical");

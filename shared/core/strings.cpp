@@ -24,6 +24,8 @@ char raised(char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - ('a'
 
 }  // namespace
 
+char asciiLower(char c) { return lowered(c); }
+
 std::string asciiLower(std::string_view text) {
   std::string out(text);
   for (auto& c : out) c = lowered(c);

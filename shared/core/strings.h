@@ -42,6 +42,9 @@ std::string_view trimEnd(std::string_view text, std::string_view chars = kSpace)
 /// `text` with A-Z lowered (ASCII only; other bytes as they are). Pure.
 std::string asciiLower(std::string_view text);
 
+/// `c` lowered when it is A-Z. Pure.
+char asciiLower(char c);
+
 /// `text` with a-z raised (ASCII only; other bytes as they are). Pure.
 std::string asciiUpper(std::string_view text);
 

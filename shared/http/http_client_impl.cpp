@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "shared/core/strings.h"
 #include "shared/http/http_client.h"
 #include "shared/http/url.h"
 
@@ -87,14 +88,6 @@ bool isToken(std::string_view s) {
 }
 
 bool hasLineBreak(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 /// One request/response exchange on a fresh connection. Not shared between threads.
 class Exchange {
@@ -203,7 +196,7 @@ class Exchange {
       if (!isToken(name) || hasLineBreak(value)) {
         return invalid("Invalid HTTP header \"" + name + "\"");
       }
-      const std::string lower = lowercase(name);
+      const std::string lower = asciiLower(name);
       if (lower == "host" || lower == "user-agent" || lower == "authorization" ||
           lower == "connection") {
         req.set(name, value);
@@ -315,7 +308,7 @@ class Exchange {
     for (const auto& field : parser.get().base()) {
       const auto name = field.name_string();
       const auto value = field.value();
-      response.headers.emplace_back(lowercase(std::string_view(name.data(), name.size())),
+      response.headers.emplace_back(asciiLower(std::string_view(name.data(), name.size())),
                                     std::string(value.data(), value.size()));
     }
 

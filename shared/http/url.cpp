@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "shared/core/strings.h"
+
 namespace kiln {
 namespace {
 
@@ -39,9 +41,7 @@ Result<HttpUrl> parseHttpUrl(std::string_view url) {
     return badUrl(url, "an absolute http:// or https:// URL is required");
   }
   HttpUrl out;
-  for (char c : url.substr(0, sep)) {
-    out.scheme += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
+  out.scheme = asciiLower(url.substr(0, sep));
   if (out.scheme != "http" && out.scheme != "https") {
     return badUrl(url, "the scheme must be http or https");
   }

@@ -9,6 +9,7 @@
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
 
@@ -33,10 +34,9 @@ Result<int64_t> instanceSize(const TaskContext& task, const char* key) {
   if (it == task.instanceInfo.end() || it->is_null()) return 0;
   if (it->is_number_integer() && it->get<int64_t>() >= 0) return it->get<int64_t>();
   if (it->is_string()) {
-    const std::string text = it->get<std::string>();
-    if (!text.empty() && text.size() <= 12 &&
-        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return std::stoll(text);
+    const std::string& text = it->get_ref<const std::string&>();
+    if (const auto n = parseInt<uint64_t>(text); n && text.size() <= 12) {
+      return static_cast<int64_t>(*n);
     }
   }
   return invalid("instance_info." + std::string(key) + " must be a non-negative integer, got " + it->dump());

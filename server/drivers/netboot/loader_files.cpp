@@ -46,13 +46,7 @@ Result<void> copyOne(const std::string& source, const fs::path& target) {
 Result<std::vector<std::pair<std::string, std::string>>> parseLoaderFilePaths(std::string_view text) {
   std::vector<std::pair<std::string, std::string>> files;
   std::set<std::string> seen;
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    size_t end = text.find(',', begin);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string item = trim(text.substr(begin, end - begin));
-    begin = end + 1;
-    if (item.empty()) continue;
+  for (const std::string& item : splitTrimmed(text, ',')) {
     const size_t colon = item.find(':');
     if (colon == std::string::npos) {
       return invalid("'" + item + "' is not destination:/source/path");
