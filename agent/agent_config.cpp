@@ -15,7 +15,7 @@ std::string_view agentUsage() {
          "                  [--api-ca-file PATH | --api-ca BASE64 | --insecure]\n"
          "                  [--dns IP[:PORT],...] [--max-backoff SECONDS] [--sys-root DIR]\n"
          "                  [--log-level LEVEL]\n"
-         "       kiln-agent write-image --url URL --device PATH [--checksum ALGO:HEX] ...\n"
+         "       kiln-agent write-image --url URL --device PATH [--checksum ALGO:HEX|URL] ...\n"
          "\n"
          "Without --api-url the agent reads kiln.api_url= (or ipa-api-url=) from /proc/cmdline\n"
          "and acts on every disk of the machine (the ramdisk). With --api-url it acts only on\n"

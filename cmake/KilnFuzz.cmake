@@ -13,4 +13,8 @@ endif()
 add_compile_options(-U__cpp_concepts -D__cpp_concepts=202002L)
 add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
                     -fno-omit-frame-pointer)
+# OSS-Fuzz's flags for sanitizer builds: -O1 and line tables only (file:line in the sanitizers'
+# stacks). With the sanitizers' instrumentation, -O2 -g (RelWithDebInfo's default) compiles
+# about 1.4 times slower, which ctest's fuzz_build pays on every clean tree.
+set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "-O1 -gline-tables-only -DNDEBUG")
 add_link_options(-fsanitize=address,undefined)

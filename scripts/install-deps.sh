@@ -8,7 +8,7 @@ PACKAGES="
   build-essential cmake ninja-build pkg-config ccache git
   libpistache-dev nlohmann-json3-dev libsqlite3-dev libinih-dev libssl-dev libcrypt-dev
   libpq-dev postgresql
-  libboost-dev ipmitool
+  libboost-dev ipmitool openipmi
   libblkid-dev libzstd-dev liblzma-dev zlib1g-dev libc-ares-dev gdisk qemu-utils util-linux e2fsprogs
   zstd xz-utils gzip lz4
   qemu-system-x86 seabios ipxe-qemu busybox-static mdadm cpio kmod file binutils

@@ -244,6 +244,27 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
     return invalid(where("deploy", "external_http_url") + " must be an http:// or https:// URL, got '" +
                    c.externalHttpUrl + "'");
   }
+  getString("deploy", "image_server_auth_strategy", c.imageServerAuthStrategy);
+  getString("deploy", "image_server_user", c.imageServerUser);
+  getString("deploy", "image_server_password", c.imageServerPassword);
+  if (c.imageServerAuthStrategy != "noauth" && c.imageServerAuthStrategy != "http_basic") {
+    return invalid(where("deploy", "image_server_auth_strategy") +
+                   " must be noauth or http_basic, got '" + c.imageServerAuthStrategy + "'");
+  }
+  if (c.imageServerAuthStrategy == "http_basic") {
+    std::vector<std::string> missing;
+    if (c.imageServerUser.empty()) missing.push_back("image_server_user");
+    if (c.imageServerPassword.empty()) missing.push_back("image_server_password");
+    if (missing.size() == 1) {
+      return invalid(where("deploy", "image_server_auth_strategy") +
+                     " is http_basic but [deploy] " + missing[0] + " is not set");
+    }
+    if (missing.size() == 2) {
+      return invalid(where("deploy", "image_server_auth_strategy") +
+                     " is http_basic but [deploy] image_server_user and image_server_password "
+                     "are not set");
+    }
+  }
   getString("deploy", "default_boot_mode", c.defaultBootMode);
   c.defaultBootMode = lower(trim(c.defaultBootMode));
   if (c.defaultBootMode != "uefi" && c.defaultBootMode != "bios") {
@@ -257,6 +278,16 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
     KILN_TRY_VOID(getInt("deploy", key, value, 0, 1000000));
     *target = value;
   }
+
+  int ipmiAttempts = c.ipmi.attempts;
+  KILN_TRY_VOID(getInt("ipmi", "command_attempts", ipmiAttempts, 1, 100));
+  c.ipmi.attempts = ipmiAttempts;
+  int ipmiRetryInterval = static_cast<int>(c.ipmi.retryDelay.count() / 1000);
+  KILN_TRY_VOID(getInt("ipmi", "command_retry_interval", ipmiRetryInterval, 0, 600));
+  c.ipmi.retryDelay = std::chrono::seconds(ipmiRetryInterval);
+  int ipmiTimeout = static_cast<int>(c.ipmi.commandTimeout.count() / 1000);
+  KILN_TRY_VOID(getInt("ipmi", "command_timeout", ipmiTimeout, 1, 3600));
+  c.ipmi.commandTimeout = std::chrono::seconds(ipmiTimeout);
 
   for (const auto& [key, raw] : reader.values["http_basic_roles"]) {
     const std::string value = lower(trim(raw));
@@ -302,10 +333,17 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
         "conductor/deploy_step_priority_override", "deploy/erase_devices_priority",
         "deploy/erase_devices_metadata_priority", "deploy/power_off_after_deploy_failure",
         "deploy/default_boot_mode", "deploy/http_root", "deploy/external_http_url"};
+    for (const char* key :
+         {"image_server_auth_strategy", "image_server_user", "image_server_password"}) {
+      k.insert(std::string("deploy/") + key);
+    }
     // Node history; Kiln prunes on insert, so the periodic clean-up options have no effect.
     for (const char* key : {"node_history", "node_history_max_entries", "node_history_minimum_days",
                             "node_history_cleanup_interval", "node_history_cleanup_batch_count"}) {
       k.insert(std::string("conductor/") + key);
+    }
+    for (const char* key : {"command_attempts", "command_retry_interval", "command_timeout"}) {
+      k.insert(std::string("ipmi/") + key);
     }
     for (const auto& info : kInterfaceTypes) {
       k.insert("default/enabled_" + std::string(info.name) + "_interfaces");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/drivers/interface_types.h"
+#include "server/drivers/ipmitool/ipmitool_options.h"
 #include "shared/core/error.h"
 
 namespace kiln::server {
@@ -124,6 +125,16 @@ struct Config {
   /// The URL BMCs fetch those ISOs under (Ironic's [deploy] external_http_url): a web server
   /// serving http_root, or kiln-server's own ".../v1/vmedia". Empty = <api_url>/v1/vmedia.
   std::string externalHttpUrl;
+  /// Credentials for image servers (Ironic's names): "noauth" | "http_basic". With http_basic,
+  /// image_server_user and image_server_password go with every image, checksum file and config
+  /// drive download whose URL carries no user information of its own: the agent's (image_info)
+  /// and kiln-server's (virtual media with image_download_source local).
+  std::string imageServerAuthStrategy = "noauth";
+  std::string imageServerUser;
+  std::string imageServerPassword;  ///< secret: never logged or shown
+
+  // [ipmi] (Kiln's options: ipmitool runs, retries and their bounds)
+  IpmitoolOptions ipmi;
 
   // [http_basic_roles]  user = admin | observer   (Kiln extension)
   std::map<std::string, Role> userRoles;

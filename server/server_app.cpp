@@ -12,7 +12,7 @@ Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
   app->interfaces_ = std::make_unique<InterfaceRegistry>();
   if (!deps.commands) deps.commands = std::make_shared<ProcessCommandRunner>();
   if (!deps.http) deps.http = makeHttpClient();
-  KILN_TRY_VOID(registerBuiltinInterfaces(*app->interfaces_, deps));
+  KILN_TRY_VOID(registerBuiltinInterfaces(*app->interfaces_, deps, app->config_.ipmi));
   KILN_TRY_VOID(app->interfaces_->checkComplete());
   app->auth_ = KILN_TRY(Authenticator::create(app->config_));
   app->storage_ = KILN_TRY(openStorage(app->config_.connection));

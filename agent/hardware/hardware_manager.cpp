@@ -80,10 +80,14 @@ Result<BlockDevice> findRootDevice(const StepContext& ctx) {
 namespace {
 
 /// The config drive of write_image's arguments, when there is one, in its partition of `root`.
-Result<bool> writeConfigDrive(StepContext& ctx, const json& args, const std::string& root) {
+/// A config drive URL gets the image's server credentials (info.imageServerAuth) when it has
+/// none of its own.
+Result<bool> writeConfigDrive(StepContext& ctx, const json& args, const ImageInfo& info,
+                              const std::string& root) {
   auto cd = args.find("configdrive");
   if (cd == args.end() || !cd->is_string() || cd->get<std::string>().empty()) return false;
-  const std::string bytes = KILN_TRY(loadConfigDrive(ctx, cd->get<std::string>()));
+  const std::string bytes =
+      KILN_TRY(loadConfigDrive(ctx, cd->get<std::string>(), info.imageServerAuth));
   const PartitionTarget part = KILN_TRY(prepareConfigDrivePartition(ctx, root, bytes.size()));
   KILN_TRY_VOID(writeRegion(part.path, part.offset, bytes));
   return true;
@@ -120,7 +124,7 @@ Result<json> writePartitionImage(StepContext& ctx, const json& args, const Image
   ctx.log.info("writing partition image", {{"device", root.name}, {"partition", std::to_string(layout.rootPartition)}});
   const WriteResult written =
       KILN_TRY(writeImage(ctx, info, WriteTarget{root.name, layout.rootOffset, layout.rootBytes}));
-  json result = writeResult(root, written, KILN_TRY(writeConfigDrive(ctx, args, root.name)));
+  json result = writeResult(root, written, KILN_TRY(writeConfigDrive(ctx, args, info, root.name)));
   const std::string rootPartition = partitionPath(root.name, layout.rootPartition);
   result["image_type"] = "partition";
   result["root_partition"] = rootPartition;
@@ -154,7 +158,7 @@ Result<json> writeImageStep(StepContext& ctx, const json& args, SysfsReader& sys
   if (info.imageType == ImageType::Partition) return writePartitionImage(ctx, args, info, root, sysfs);
   ctx.log.info("writing image", {{"device", root.name}, {"url", info.urls.empty() ? "" : info.urls.front()}});
   const WriteResult written = KILN_TRY(writeImage(ctx, info, WriteTarget{root.name, 0, 0}));
-  json result = writeResult(root, written, KILN_TRY(writeConfigDrive(ctx, args, root.name)));
+  json result = writeResult(root, written, KILN_TRY(writeConfigDrive(ctx, args, info, root.name)));
   // Run by hand the agent does not own the machine's boot. A UEFI machine: the image's ESP
   // (on each RAID member disk) and a firmware boot entry. A legacy-BIOS machine with a software
   // RAID root: boot code on every member disk.

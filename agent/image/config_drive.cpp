@@ -1,6 +1,7 @@
 // File: agent/image/config_drive.cpp
 //
-// loadConfigDrive: fetch or take the text, then base64 and gzip (shared/core) in memory.
+// loadConfigDrive: fetch (with the image download's credential rules) or take the text, then
+// base64 and gzip (shared/core) in memory.
 #include "agent/image/config_drive.h"
 
 #include <algorithm>
@@ -14,10 +15,11 @@
 namespace kiln::agent {
 namespace {
 
-Result<std::string> fetch(StepContext& ctx, const std::string& url) {
+Result<std::string> fetch(StepContext& ctx, const std::string& given,
+                          const std::optional<BasicCredentials>& credentials) {
   if (ctx.http == nullptr) return internalError("No HTTP client to fetch the config drive with");
-  HttpRequest request;
-  request.url = url;
+  HttpRequest request = KILN_TRY(downloadRequest(given, credentials));
+  const std::string& url = request.url;  // without user information: quoted in messages
   request.timeout = std::chrono::seconds(60);
   request.idleTimeout = std::chrono::seconds(60);
   std::string body;
@@ -45,10 +47,11 @@ Result<std::string> fetch(StepContext& ctx, const std::string& url) {
 
 }  // namespace
 
-Result<std::string> loadConfigDrive(StepContext& ctx, const std::string& configdrive) {
+Result<std::string> loadConfigDrive(StepContext& ctx, const std::string& configdrive,
+                                    const std::optional<BasicCredentials>& credentials) {
   const std::string lower = asciiLower(std::string_view(configdrive).substr(0, 8));
   const bool isUrl = lower.starts_with("http://") || lower.starts_with("https://");
-  std::string data = isUrl ? KILN_TRY(fetch(ctx, configdrive)) : configdrive;
+  std::string data = isUrl ? KILN_TRY(fetch(ctx, configdrive, credentials)) : configdrive;
   auto decoded = base64Decode(data, Base64Mode::Lenient);
   if (decoded) {
     data = std::move(*decoded);

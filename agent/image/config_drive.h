@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "agent/hardware/step_context.h"
 #include "shared/core/error.h"
+#include "shared/http/http_client.h"
 
 namespace kiln::agent {
 
@@ -18,6 +20,10 @@ namespace kiln::agent {
 inline constexpr size_t kMaxConfigDriveBytes = 64 * 1024 * 1024;
 
 /// The config drive's image bytes from Ironic's `configdrive` value (URL or base64 of gzip).
-Result<std::string> loadConfigDrive(StepContext& ctx, const std::string& configdrive);
+/// A URL is downloaded with its own user information as Basic credentials, else with
+/// `credentials` (the image server's, image_info's image_server_auth_strategy), following
+/// redirects with the credentials kept for the URL's origin (shared/http/http_client.h).
+Result<std::string> loadConfigDrive(StepContext& ctx, const std::string& configdrive,
+                                    const std::optional<BasicCredentials>& credentials = {});
 
 }  // namespace kiln::agent

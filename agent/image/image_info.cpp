@@ -2,13 +2,16 @@
 //
 // parseImageInfo and its helpers. The checksum rules follow Ironic: os_hash_algo +
 // os_hash_value win over the legacy "checksum" field, whose algorithm is given as "algo:hex"
-// or guessed from the digest length; md5 is refused unless the operator allows it.
+// or guessed from the digest length; md5 is refused unless the operator allows it. Either may
+// instead be the http(s) URL of a checksum file (ironic-python-agent's _fetch_checksum).
 #include "agent/image/image_info.h"
 
 #include <algorithm>
 #include <cctype>
 
+#include "shared/core/secrets.h"
 #include "shared/core/strings.h"
+#include "shared/http/url.h"
 
 namespace kiln::agent {
 namespace {
@@ -56,6 +59,54 @@ Result<std::string> checkDigest(ChecksumAlgorithm algorithm, std::string_view he
                    " hex digits");
   }
   return asciiLower(hex);
+}
+
+bool isHttpUrl(std::string_view s) {
+  const std::string l = asciiLower(s.substr(0, 8));
+  return l.starts_with("http://") || l.starts_with("https://");
+}
+
+/// A checksum file's URL, checked up front (the message masks user information).
+Result<std::string> checksumFileUrl(const std::string& url, const char* key) {
+  if (auto parsed = parseHttpUrl(url, UserInfo::Accept); !parsed) {
+    return invalid("image_info." + std::string(key) +
+                   " is not a valid checksum file URL: " + parsed.error().message);
+  }
+  return url;
+}
+
+/// image_server_auth_strategy and its credentials (ironic-python-agent's rules, stricter: an
+/// unknown strategy is refused rather than ignored).
+Result<std::optional<BasicCredentials>> imageServerAuth(const json& doc) {
+  const auto strategyIt = doc.find("image_server_auth_strategy");
+  if (strategyIt == doc.end() || strategyIt->is_null()) return std::nullopt;
+  if (!strategyIt->is_string()) {
+    return invalid("image_info.image_server_auth_strategy must be a string");
+  }
+  const std::string strategy = strategyIt->get<std::string>();
+  if (strategy.empty() || strategy == "noauth") return std::nullopt;
+  if (strategy != "http_basic") {
+    return invalid("Unsupported image_info.image_server_auth_strategy \"" + strategy +
+                   "\" (supported: noauth, http_basic)");
+  }
+  std::vector<std::string> missing;
+  std::string credentials[2];
+  const char* keys[2] = {"image_server_user", "image_server_password"};
+  for (int i = 0; i < 2; ++i) {
+    const auto it = doc.find(keys[i]);
+    if (it != doc.end() && !it->is_null() && !it->is_string()) {
+      return invalid(std::string("image_info.") + keys[i] + " must be a string");
+    }
+    if (it != doc.end() && it->is_string()) credentials[i] = it->get<std::string>();
+    if (credentials[i].empty()) missing.push_back(keys[i]);
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (const auto& m : missing) names += (names.empty() ? "" : " and ") + m;
+    return invalid("image_info.image_server_auth_strategy is http_basic but " + names +
+                   (missing.size() == 1 ? " is" : " are") + " missing or empty");
+  }
+  return BasicCredentials{credentials[0], credentials[1]};
 }
 
 Result<std::string> optionalString(const json& doc, const char* key) {
@@ -150,7 +201,8 @@ Result<ImageInfo> parseImageInfo(const json& doc, bool md5Allowed) {
     const std::string u = url.get<std::string>();
     const std::string l = asciiLower(u);
     if (!l.starts_with("http://") && !l.starts_with("https://")) {
-      return invalid("Unsupported image URL \"" + u + "\": only http:// and https:// are allowed");
+      return invalid("Unsupported image URL \"" + maskUrlsInText(u) +
+                     "\": only http:// and https:// are allowed");
     }
     info.urls.push_back(u);
   }
@@ -189,7 +241,14 @@ Result<ImageInfo> parseImageInfo(const json& doc, bool md5Allowed) {
   const std::string legacy = KILN_TRY(optionalString(doc, "checksum"));
   if (!algo.empty() && !value.empty()) {
     info.checksumAlgorithm = KILN_TRY(parseAlgorithm(algo, md5Allowed));
-    info.checksum = KILN_TRY(checkDigest(info.checksumAlgorithm, value));
+    if (isHttpUrl(value)) {
+      info.checksumUrl = KILN_TRY(checksumFileUrl(value, "os_hash_value"));
+      info.checksumAlgorithmFixed = true;
+    } else {
+      info.checksum = KILN_TRY(checkDigest(info.checksumAlgorithm, value));
+    }
+  } else if (isHttpUrl(legacy)) {
+    info.checksumUrl = KILN_TRY(checksumFileUrl(legacy, "checksum"));
   } else if (!legacy.empty()) {
     auto [algorithm, digest] = KILN_TRY(parseChecksumSpec(legacy, md5Allowed));
     info.checksumAlgorithm = algorithm;
@@ -199,7 +258,17 @@ Result<ImageInfo> parseImageInfo(const json& doc, bool md5Allowed) {
         "image_info has no checksum: os_hash_algo + os_hash_value or checksum is "
         "required");
   }
+  info.imageServerAuth = KILN_TRY(imageServerAuth(doc));
   return info;
+}
+
+Result<HttpRequest> imageRequest(const ImageInfo& info, std::string_view url) {
+  HttpRequest request = KILN_TRY(downloadRequest(url, info.imageServerAuth));
+  request.timeout = info.connectTimeout;
+  request.idleTimeout = info.idleTimeout;
+  request.verifyTls = info.verifyTls;
+  request.caFile = info.caFile;
+  return request;
 }
 
 }  // namespace kiln::agent

@@ -174,14 +174,11 @@ class BufferSet {
 
 /// Content-Length from a HEAD request (best effort); an error only when the host cannot be
 /// reached at all, which GET would meet too.
-Result<std::optional<uint64_t>> probeLength(StepContext& ctx, const ImageInfo& info,
+Result<std::optional<uint64_t>> probeLength(StepContext& ctx, const HttpRequest& get,
                                             const std::string& url) {
-  HttpRequest head;
+  HttpRequest head = get;
   head.method = "HEAD";
-  head.url = url;
-  head.timeout = info.connectTimeout;
-  head.verifyTls = info.verifyTls;
-  head.caFile = info.caFile;
+  head.idleTimeout = std::chrono::milliseconds(0);
   auto response = ctx.http->send(head);
   if (!response) {
     if (response.error().code == ErrorCode::InvalidArgument)
@@ -196,10 +193,13 @@ Result<std::optional<uint64_t>> probeLength(StepContext& ctx, const ImageInfo& i
   return size ? std::optional<uint64_t>(*size) : std::nullopt;
 }
 
-/// One download of `url` through the whole pipeline into `plan`'s region.
-Result<PipelineResult> runAttempt(StepContext& ctx, const ImageInfo& info, const std::string& url,
-                                  const WriteTarget& target, const WritePlan& plan,
-                                  std::optional<uint64_t> contentLength, bool& retriable) {
+/// One download of `request` (its url, without user information, is `url`) through the whole
+/// pipeline into `plan`'s region.
+Result<PipelineResult> runAttempt(StepContext& ctx, const ImageInfo& info,
+                                  const HttpRequest& request, const WriteTarget& target,
+                                  const WritePlan& plan, std::optional<uint64_t> contentLength,
+                                  bool& retriable) {
+  const std::string& url = request.url;
   retriable = false;
   BufferSet buffers;
   if (!buffers.ok()) return internalError("Cannot allocate the image pipeline buffers");
@@ -260,12 +260,6 @@ Result<PipelineResult> runAttempt(StepContext& ctx, const ImageInfo& info, const
       }
       return {};
     };
-    HttpRequest request;
-    request.url = url;
-    request.timeout = info.connectTimeout;
-    request.idleTimeout = info.idleTimeout;
-    request.verifyTls = info.verifyTls;
-    request.caFile = info.caFile;
     auto response = ctx.http->stream(request, sink);
     if (!response) {
       const bool ours = state.failed() || response.error().code == ErrorCode::Conflict;
@@ -419,9 +413,13 @@ Result<PipelineResult> downloadAndWrite(
   if (info.urls.empty()) return invalid("The image has no URL to download from");
   if (ctx.http == nullptr) return internalError("No HTTP client to download the image with");
   std::optional<Error> lastError;
-  for (const auto& url : info.urls) {
+  for (const auto& given : info.urls) {
     if (ctx.aborted()) return std::unexpected(abortedError(info));
-    auto length = probeLength(ctx, info, url);
+    // The URL's user information becomes Basic credentials; `url` (without it) is the one
+    // messages and logs quote.
+    const HttpRequest request = KILN_TRY(imageRequest(info, given));
+    const std::string& url = request.url;
+    auto length = probeLength(ctx, request, url);
     if (!length) {
       if (length.error().code == ErrorCode::InvalidArgument) return std::unexpected(length.error());
       ctx.log.warning("Image URL failed, trying the next one",
@@ -431,7 +429,7 @@ Result<PipelineResult> downloadAndWrite(
     }
     auto plan = KILN_TRY(makePlan(*length));
     bool retriable = false;
-    auto attempt = runAttempt(ctx, info, url, target, plan, *length, retriable);
+    auto attempt = runAttempt(ctx, info, request, target, plan, *length, retriable);
     if (attempt) {
       usedUrl = url;
       usedPlan = std::move(plan);

@@ -52,7 +52,8 @@ struct PipelineResult {
 /// computes from it, then the whole pipeline into the plan's region. A URL that cannot be
 /// downloaded moves on to the next one; any other failure (corrupt data, an image larger
 /// than the region, an I/O error, an abort: Conflict) stops. `usedUrl` and `usedPlan` tell
-/// the caller which attempt succeeded.
+/// the caller which attempt succeeded (`usedUrl` without user information: each URL's own
+/// user information, else info.imageServerAuth, is sent as Basic credentials; imageRequest).
 Result<PipelineResult> downloadAndWrite(
     StepContext& ctx, const ImageInfo& info, const WriteTarget& target,
     const std::function<Result<WritePlan>(std::optional<uint64_t>)>& makePlan, std::string& usedUrl,

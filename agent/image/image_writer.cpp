@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "agent/disk/device_io.h"
+#include "agent/image/checksum_file.h"
 #include "agent/image/image_pipeline.h"
 #include "agent/image/qcow2_writer.h"
 
@@ -54,11 +55,17 @@ Result<uint64_t> targetCapacity(const WriteTarget& target) {
   return available;
 }
 
-Result<WriteResult> writeImage(StepContext& ctx, const ImageInfo& info, const WriteTarget& target) {
+Result<WriteResult> writeImage(StepContext& ctx, const ImageInfo& given,
+                               const WriteTarget& target) {
   const auto start = ctx.clock ? ctx.clock->monotonic() : std::chrono::steady_clock::now();
   const uint64_t capacity = KILN_TRY(targetCapacity(target));
-  if (info.diskFormat == DiskFormat::Qcow2) return writeQcow2(ctx, info, target, capacity, start);
-  return writeRaw(ctx, info, target, capacity, start);
+  ImageInfo info = given;
+  KILN_TRY_VOID(resolveChecksumUrl(ctx, info));  // a checksum file first: nothing written yet
+  WriteResult result =
+      KILN_TRY(info.diskFormat == DiskFormat::Qcow2 ? writeQcow2(ctx, info, target, capacity, start)
+                                                    : writeRaw(ctx, info, target, capacity, start));
+  result.checksumAlgorithm = info.checksumAlgorithm;
+  return result;
 }
 
 Result<void> writeRegion(const std::string& path, uint64_t offset, std::string_view bytes) {

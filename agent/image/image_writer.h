@@ -36,9 +36,12 @@ struct WriteResult {
   uint64_t bytesWritten = 0;  ///< after decompression; qcow2: the virtual size
   std::string checksum;       ///< hex digest of the downloaded bytes (info's algorithm)
   double seconds = 0;
+  /// The algorithm of `checksum` (info's, or the one a checksum file's digest length told).
+  ChecksumAlgorithm checksumAlgorithm = ChecksumAlgorithm::Sha256;
 };
 
-/// Downloads `info` (each URL in turn until one succeeds) and writes it to `target`.
+/// Downloads `info` (each URL in turn until one succeeds) and writes it to `target`; a checksum
+/// given as a checksum file's URL is downloaded first (agent/image/checksum_file.h).
 /// Errors: Unavailable/NotFound/DeadlineExceeded when no URL could be downloaded (the message
 /// names the URL), InvalidArgument for a checksum mismatch (the first MiB of the target is
 /// zeroed), corrupt compressed data or an image larger than the target, Conflict when aborted,

@@ -35,7 +35,7 @@ std::atomic<bool> gAbort{false};
 extern "C" void onSignal(int) { gAbort.store(true); }
 
 constexpr const char* kUsage =
-    "usage: kiln-agent write-image --url URL --device PATH [--checksum ALGO:HEX]\n"
+    "usage: kiln-agent write-image --url URL --device PATH [--checksum ALGO:HEX|URL]\n"
     "                              [--compression auto|none|zstd|gzip|xz] [--format raw|qcow2]\n"
     "                              [--insecure] [--timeout SECONDS]\n";
 
@@ -144,7 +144,10 @@ int runWriteImageCommand(int argc, char** argv) {
     std::cerr << kUsage;
     return 2;
   }
-  if (!checksum.empty()) {
+  const std::string scheme = checksum.substr(0, checksum.find("://"));
+  if (scheme == "http" || scheme == "https") {
+    info.checksumUrl = checksum;  // a checksum file, fetched like the image
+  } else if (!checksum.empty()) {
     // Run by hand, md5 is the operator's own choice.
     auto parsed = parseChecksumSpec(checksum, /*md5Allowed=*/true);
     if (!parsed) {
@@ -171,6 +174,7 @@ int runWriteImageCommand(int argc, char** argv) {
   ctx.clock = &clock;
   ctx.abortRequested = &gAbort;
   ctx.byHand = true;
+  ctx.md5Allowed = true;  // run by hand, md5 is the operator's own choice
   ctx.log = Logger("write-image");
 
   auto result = writeImage(ctx, info, WriteTarget{device});
@@ -186,8 +190,8 @@ int runWriteImageCommand(int argc, char** argv) {
       {"bytes_written", result->bytesWritten},
       {"seconds", result->seconds},
       {"mib_per_s", result->seconds > 0 ? mib / result->seconds : 0.0},
-      {"checksum", std::string(toString(info.checksumAlgorithm)) + ":" + result->checksum},
-      {"verified", !info.checksum.empty()}};
+      {"checksum", std::string(toString(result->checksumAlgorithm)) + ":" + result->checksum},
+      {"verified", !info.checksum.empty() || !info.checksumUrl.empty()}};
   std::cout << out.dump() << std::endl;
   return 0;
 }

@@ -271,7 +271,8 @@ Result<ApiResponse> ManagementHandlers::listVirtualMedia(RequestContext& ctx) {
     json entry = json::object();
     entry["media_types"] = m.mediaTypes;
     entry["inserted"] = m.inserted;
-    entry["image"] = m.image.empty() ? json() : json(m.image);
+    // The BMC echoes the URL it was given: one with user:password@ is shown masked.
+    entry["image"] = m.image.empty() ? json() : json(maskUrlsInText(m.image));
     out.push_back(std::move(entry));
   }
   return jsonResponse(200, dumpJson(out));

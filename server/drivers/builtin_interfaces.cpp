@@ -45,7 +45,8 @@ class NoInspect final : public InspectInterface {
 
 }  // namespace
 
-Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const InterfaceDeps& deps) {
+Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const InterfaceDeps& deps,
+                                       const IpmitoolOptions& ipmi) {
   for (auto& impl : makeFakeInterfaces()) KILN_TRY_VOID(registry.add(std::move(impl)));
   auto generic = [&](InterfaceType t, const char* name, bool noop,
                      std::vector<StepDefinition> steps = {}) {
@@ -63,7 +64,9 @@ Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const Interf
   KILN_TRY_VOID(registry.add(std::make_unique<NoInspect>()));
   for (auto& impl : netboot::makeNetbootInterfaces()) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeAgentInterfaces(deps.commands)) KILN_TRY_VOID(registry.add(std::move(impl)));
-  for (auto& impl : makeIpmitoolInterfaces(deps.commands)) KILN_TRY_VOID(registry.add(std::move(impl)));
+  for (auto& impl : makeIpmitoolInterfaces(deps.commands, ipmi)) {
+    KILN_TRY_VOID(registry.add(std::move(impl)));
+  }
   for (auto& impl : makeRedfishInterfaces(deps.http)) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : vmedia::makeVirtualMediaInterfaces(deps.http, deps.commands)) {
     KILN_TRY_VOID(registry.add(std::move(impl)));

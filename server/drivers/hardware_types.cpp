@@ -17,6 +17,10 @@ constexpr PropertyDef kIpmiProperties[] = {
     {"ipmi_protocol_version",
      "The version of the IPMI protocol; default is \"2.0\". One of \"1.5\", \"2.0\". Optional.",
      false},
+    {"ipmi_cipher_suite",
+     "The IPMI 2.0 cipher suite ipmitool uses (-C), e.g. 3 (AES-128, SHA1) or 17 (AES-128, "
+     "SHA256). Optional; default: ipmitool's choice. Not with IPMI 1.5.",
+     false},
 };
 
 constexpr PropertyDef kRedfishProperties[] = {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "server/drivers/interfaces.h"
+#include "server/drivers/ipmitool/ipmitool_options.h"
 #include "shared/exec/command_runner.h"
 #include "shared/http/http_client.h"
 
@@ -48,7 +49,9 @@ struct InterfaceDeps {
 };
 
 /// Registers every built-in implementation (fake, no-op, ipmitool, redfish, pxe/ipxe, direct,
-/// agent) and the aliases hardware_types.cpp declares (ImplementationDef::aliasOf).
-Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const InterfaceDeps& deps);
+/// agent) and the aliases hardware_types.cpp declares (ImplementationDef::aliasOf). The ipmitool
+/// implementations run with `ipmi` (kiln-server's [ipmi] options).
+Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const InterfaceDeps& deps,
+                                       const IpmitoolOptions& ipmi = {});
 
 }  // namespace kiln::server

@@ -3,6 +3,24 @@
 // The one narrow outbound HTTP client (agent -> server, server -> Redfish BMCs, image
 // downloads). Implemented once with Boost.Beast + Asio (http_client_impl.cpp); everything else
 // sees only this interface, so tests can substitute a fake.
+//
+// Redirects (3xx):
+//  - By default (HttpRequest::maxRedirects 0) the client follows none: a 3xx answer is returned
+//    like any other status, body and all.
+//  - With maxRedirects N > 0 it follows 301, 302, 303, 307 and 308 answers that carry a Location
+//    (absolute or relative, resolved against the URL that answered), at most N times; one more
+//    is an Unavailable error. A followed answer's body is not read. 303, and 301/302 to a
+//    POST, continue as GET without a body (as browsers and python-requests do); 307 and 308
+//    repeat the method and body. A 3xx without a Location is returned as it is. A Location the
+//    client cannot follow (another scheme, user information, a malformed URL) is Unavailable.
+//  - Credentials (basicAuth, and Authorization, Proxy-Authorization and Cookie headers) go only
+//    to the origin (scheme, host and port) of HttpRequest::url. The first hop to any other
+//    origin drops them for the rest of the chain, even if a later hop comes back: another host,
+//    another port, and https -> http on the same host (a different scheme) all count. This is
+//    python-requests' and urllib3's rule (CVE-2014-1829, CVE-2018-18074, CVE-2018-20060: sent to
+//    the redirect's host, over https -> http, across origins), made stricter: requests keeps
+//    them for an http -> https upgrade on the default ports, Kiln does not.
+//  - The overall timeout covers the whole chain.
 #pragma once
 
 #include <chrono>
@@ -20,6 +38,9 @@
 
 namespace kiln {
 
+/// User and password of HTTP Basic authentication (RFC 7617).
+using BasicCredentials = std::pair<std::string, std::string>;
+
 struct HttpRequest {
   std::string method = "GET";
   std::string url;  ///< http://host:port/path?query or https://...
@@ -33,7 +54,9 @@ struct HttpRequest {
   std::chrono::milliseconds idleTimeout{0};
   bool verifyTls = true;       ///< https only
   std::string caFile;          ///< https only: trust this CA bundle instead of the system's
-  std::optional<std::pair<std::string, std::string>> basicAuth;  ///< user, password
+  std::optional<BasicCredentials> basicAuth;  ///< user, password; only for url's origin
+  /// Redirects followed (see the top of this file); 0 = a 3xx is returned as it is.
+  int maxRedirects = 0;
 };
 
 struct HttpResponse {
@@ -65,6 +88,18 @@ class HttpClient {
   virtual Result<HttpResponse> stream(const HttpRequest& request, const BodySink& sink) = 0;
 };
 using HttpClientPtr = std::shared_ptr<HttpClient>;
+
+/// Redirects a download (downloadRequest) follows; python-requests allows 30.
+inline constexpr int kDownloadMaxRedirects = 10;
+
+/// A GET for downloading `url` (an image, a checksum file, a config drive). The URL's own user
+/// information, percent-decoded, becomes basicAuth; without any, `fallback` (the configured
+/// image server credentials) does. The request's url is `url` without the user information, so
+/// it can be quoted in messages. Redirects are followed (kDownloadMaxRedirects), the
+/// credentials going only to the URL's origin. InvalidArgument for a malformed URL (quoted
+/// masked when it has user information).
+Result<HttpRequest> downloadRequest(std::string_view url,
+                                    const std::optional<BasicCredentials>& fallback);
 
 /// The Boost.Beast implementation; host names go through the system's resolver (getaddrinfo).
 HttpClientPtr makeHttpClient();

@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "shared/core/secrets.h"
 #include "shared/core/strings.h"
 #include "shared/http/http_client.h"
 #include "shared/http/url.h"
@@ -89,15 +90,22 @@ bool isToken(std::string_view s) {
 
 bool hasLineBreak(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
 
-/// One request/response exchange on a fresh connection. Not shared between threads.
+bool isFollowedRedirect(int status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+/// One request/response exchange on a fresh connection. Not shared between threads. With
+/// `stopAtRedirect`, a redirect status with a Location ends the exchange after the header.
 class Exchange {
  public:
-  Exchange(const HttpRequest& request, HttpUrl url, Resolver& resolver)
+  Exchange(const HttpRequest& request, HttpUrl url, Resolver& resolver, Steady::time_point deadline,
+           std::string what, bool stopAtRedirect)
       : request_(request),
         resolver_(resolver),
         url_(std::move(url)),
-        deadline_(Steady::now() + request.timeout),
-        what_("HTTP " + request.method + " " + request.url) {}
+        deadline_(deadline),
+        stopAtRedirect_(stopAtRedirect),
+        what_(std::move(what)) {}
 
   Result<HttpResponse> run(const BodySink& sink) {
     auto message = KILN_TRY(buildRequest());
@@ -311,6 +319,9 @@ class Exchange {
       response.headers.emplace_back(asciiLower(std::string_view(name.data(), name.size())),
                                     std::string(value.data(), value.size()));
     }
+    if (stopAtRedirect_ && isFollowedRedirect(response.status) && response.header("location")) {
+      return response;  // the body is not read: the connection closes with this exchange
+    }
 
     std::unique_ptr<char[]> chunk(new char[kBodyBufferSize]);
     idlePhase_ = request_.idleTimeout.count() > 0;
@@ -349,6 +360,7 @@ class Exchange {
   Resolver& resolver_;
   HttpUrl url_;
   Steady::time_point deadline_;
+  bool stopAtRedirect_ = false;
   /// Reading the body with an idle timeout: each read has its own expiry.
   bool idlePhase_ = false;
   std::string what_;
@@ -415,15 +427,68 @@ class BeastHttpClient final : public HttpClient {
   }
 
  private:
+  /// One exchange, or a chain of them through redirects (the top of http_client.h).
   Result<HttpResponse> exchange(const HttpRequest& request, const BodySink& sink) {
-    auto url = KILN_TRY(parseHttpUrl(request.url));
+    const HttpUrl origin = KILN_TRY(parseHttpUrl(request.url));
+    const std::string what = "HTTP " + request.method + " " + request.url;
+    const auto deadline = Steady::now() + request.timeout;
+    if (request.maxRedirects <= 0) return once(request, origin, deadline, what, false, sink);
+
+    HttpRequest hop = request;
+    HttpUrl url = origin;
+    for (int redirects = 0;; ++redirects) {
+      // A hop's messages name the request and, masked (a Location may carry a signature), the
+      // URL it was redirected to.
+      const std::string hopWhat =
+          redirects == 0 ? what : what + " (redirected to " + maskUrl(url.str()) + ")";
+      auto response = KILN_TRY(once(hop, url, deadline, hopWhat, true, sink));
+      const auto location = response.header("location");
+      if (!isFollowedRedirect(response.status) || !location) return response;
+      if (redirects >= request.maxRedirects) {
+        return fail(
+            ErrorCode::Unavailable,
+            what + " failed: more than " + std::to_string(request.maxRedirects) + " redirects");
+      }
+      const std::string next = resolveReference(url, *location);
+      auto parsed = parseHttpUrl(next);
+      if (!parsed) {
+        return fail(ErrorCode::Unavailable, hopWhat + " failed: cannot follow the redirect to " +
+                                                maskUrl(next) + ": " + parsed.error().message);
+      }
+      if (!parsed->sameOrigin(origin)) dropCredentials(hop);
+      if (response.status == 303 ||
+          ((response.status == 301 || response.status == 302) && hop.method == "POST")) {
+        if (hop.method != "HEAD") hop.method = "GET";
+        hop.body.clear();
+        std::erase_if(hop.headers, [](const auto& h) {
+          const std::string name = asciiLower(h.first);
+          return name == "content-type" || name == "content-length";
+        });
+      }
+      url = std::move(*parsed);
+      hop.url = url.str();
+    }
+  }
+
+  /// Credentials stay with the first origin of a chain (http_client.h).
+  static void dropCredentials(HttpRequest& hop) {
+    hop.basicAuth.reset();
+    std::erase_if(hop.headers, [](const auto& h) {
+      const std::string name = asciiLower(h.first);
+      return name == "authorization" || name == "proxy-authorization" || name == "cookie";
+    });
+  }
+
+  Result<HttpResponse> once(const HttpRequest& request, const HttpUrl& url,
+                            Steady::time_point deadline, const std::string& what,
+                            bool stopAtRedirect, const BodySink& sink) {
     try {
-      Exchange exchange(request, std::move(url), *resolver_);
+      Exchange exchange(request, url, *resolver_, deadline, what, stopAtRedirect);
       return exchange.run(sink);
     } catch (const std::exception& e) {
       // Asio and Beast report through error codes above; this catches allocation failures and
       // anything else a library throws, so no exception crosses the module boundary.
-      return internalError("HTTP " + request.method + " " + request.url + " failed: " + e.what());
+      return internalError(what + " failed: " + e.what());
     }
   }
 

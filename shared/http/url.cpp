@@ -3,14 +3,84 @@
 #include <arpa/inet.h>
 
 #include <cctype>
+#include <vector>
+
+#include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 
 #include "shared/core/strings.h"
 
 namespace kiln {
 namespace {
 
+/// True when an '@' follows "://": the URL may carry a password, so messages mask it.
+bool mayHaveUserInfo(std::string_view url) {
+  const auto sep = url.find("://");
+  return sep != std::string_view::npos && url.find('@', sep + 3) != std::string_view::npos;
+}
+
 std::unexpected<Error> badUrl(std::string_view url, std::string_view why) {
-  return invalid("Invalid URL \"" + std::string(url) + "\": " + std::string(why));
+  const std::string shown = mayHaveUserInfo(url) ? maskUrl(url) : std::string(url);
+  return invalid("Invalid URL \"" + shown + "\": " + std::string(why));
+}
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/// Python's unquote: "%XX" becomes the byte, anything else stays as it is.
+std::string percentDecode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hexValue(s[i + 1]) >= 0 && hexValue(s[i + 2]) >= 0) {
+      out += static_cast<char>(hexValue(s[i + 1]) * 16 + hexValue(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+/// RFC 3986 section 5.2.4 on a path (no query).
+std::string removeDotSegments(std::string_view path) {
+  std::vector<std::string_view> segments;
+  size_t pos = 0;
+  // The path starts with '/': each segment follows one.
+  while (pos < path.size()) {
+    const size_t next = path.find('/', pos + 1);
+    const std::string_view segment = path.substr(
+        pos + 1, next == std::string_view::npos ? std::string_view::npos : next - pos - 1);
+    const bool last = next == std::string_view::npos;
+    if (segment == ".") {
+      if (last) segments.emplace_back();
+    } else if (segment == "..") {
+      if (!segments.empty()) segments.pop_back();
+      if (last) segments.emplace_back();
+    } else {
+      segments.push_back(segment);
+    }
+    if (last) break;
+    pos = next;
+  }
+  std::string out;
+  for (auto segment : segments) {
+    out += '/';
+    out += segment;
+  }
+  return out.empty() ? "/" : out;
+}
+
+/// removeDotSegments on the path of "path?query".
+std::string normalizeTarget(std::string_view target) {
+  const size_t q = target.find('?');
+  std::string out = removeDotSegments(target.substr(0, q));
+  if (q != std::string_view::npos) out += target.substr(q);
+  return out;
 }
 
 bool isHostChar(char c) {
@@ -30,7 +100,13 @@ std::string HttpUrl::hostHeader() const {
 
 std::string HttpUrl::origin() const { return scheme + "://" + hostHeader(); }
 
-Result<HttpUrl> parseHttpUrl(std::string_view url) {
+std::string HttpUrl::str() const { return origin() + target; }
+
+bool HttpUrl::sameOrigin(const HttpUrl& other) const {
+  return scheme == other.scheme && port == other.port && equalsIgnoreCase(host, other.host);
+}
+
+Result<HttpUrl> parseHttpUrl(std::string_view url, UserInfo userInfo) {
   for (char c : url) {
     if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
       return badUrl(url, "it contains whitespace or control characters");
@@ -53,8 +129,18 @@ Result<HttpUrl> parseHttpUrl(std::string_view url) {
   std::string_view authority = rest.substr(0, authorityEnd);
   std::string_view target =
       authorityEnd == std::string_view::npos ? std::string_view() : rest.substr(authorityEnd);
-  if (authority.find('@') != std::string_view::npos) {
-    return badUrl(url, "user information in the URL is not supported");
+  if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
+    if (userInfo == UserInfo::Reject) {
+      return badUrl(url, "user information in the URL is not supported");
+    }
+    const std::string_view info = authority.substr(0, at);
+    authority = authority.substr(at + 1);
+    if (!info.empty()) {
+      const auto colon = info.find(':');
+      out.credentials.emplace(
+          percentDecode(info.substr(0, colon)),
+          colon == std::string_view::npos ? std::string() : percentDecode(info.substr(colon + 1)));
+    }
   }
 
   std::string_view portText;
@@ -122,6 +208,28 @@ Result<HttpUrl> parseHttpUrl(std::string_view url) {
     out.target = std::string(target);
   }
   return out;
+}
+
+std::string resolveReference(const HttpUrl& base, std::string_view location) {
+  const std::string trimmed = trim(location);
+  location = trimmed;
+  if (const auto hash = location.find('#'); hash != std::string_view::npos) {
+    location = location.substr(0, hash);
+  }
+  // An absolute URL: a scheme (a letter, then letters, digits, '+', '-', '.') and ':'.
+  if (!location.empty() && std::isalpha(static_cast<unsigned char>(location.front()))) {
+    const auto colon = location.find(':');
+    const auto schemeEnd = location.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
+    if (colon != std::string_view::npos && schemeEnd == colon) return std::string(location);
+  }
+  if (location.starts_with("//")) return base.scheme + ":" + std::string(location);
+  const std::string_view basePath = std::string_view(base.target).substr(0, base.target.find('?'));
+  if (location.empty()) return base.str();
+  if (location.front() == '/') return base.origin() + normalizeTarget(location);
+  if (location.front() == '?') return base.origin() + std::string(basePath) + std::string(location);
+  const std::string_view directory = basePath.substr(0, basePath.rfind('/') + 1);
+  return base.origin() + normalizeTarget(std::string(directory) + std::string(location));
 }
 
 }  // namespace kiln

@@ -2,8 +2,15 @@
 
 Every test class gets its own kiln-server (temporary directory, SQLite file, configuration,
 [api] port = 0 and --port-file), started in setUpClass and stopped at class teardown. The CLI is
-always run as a subprocess with an explicit endpoint, so nothing from the caller's OpenStack
-environment (OS_* variables, clouds.yaml) leaks in.
+always run with an explicit endpoint and a clean environment (no OS_* variables, HOME in a
+scratch directory without clouds.yaml), so nothing from the caller's OpenStack setup leaks in.
+
+Each call runs the real entry point, /usr/bin/baremetal, in a process of its own, forked from
+the class's CLI fork server (cli_forkserver.py), which imported the CLI's modules once: the
+argument parsing, the API requests, the output and the exit status are the installed CLI's, but
+a call costs about a tenth of the CPU of starting /usr/bin/baremetal (1-2 s, nearly all imports).
+run_cli(..., real_process=True) starts /usr/bin/baremetal itself (test_baremetal_cli.py's
+EntryPointTests compare both ways); KILN_CLI_FORKSERVER=0 makes every call do so.
 
 The path of the server binary comes from the command line (--kiln-server PATH, passed by CTest)
 or the KILN_SERVER_BIN environment variable. Set KILN_COMPAT_KEEP_TMP=1 to keep the temporary
@@ -28,6 +35,9 @@ import unittest
 import urllib.error
 import urllib.parse
 import urllib.request
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import cli_forkserver  # noqa: E402  (beside this file)
 
 # Exit status CTest treats as "skipped" (SKIP_RETURN_CODE in CMakeLists.txt).
 SKIP_RETURN_CODE = 77
@@ -189,11 +199,11 @@ class KilnServer:
 
 
 class CliResult:
-    def __init__(self, argv, proc):
+    def __init__(self, argv, returncode, stdout, stderr):
         self.argv = argv
-        self.returncode = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
 
     def describe(self):
         return ("command: %s\nexit status: %s\nstdout:\n%s\nstderr:\n%s"
@@ -236,13 +246,20 @@ class KilnCliTestCase(unittest.TestCase):
         cls.cli_env = cls._clean_env(cls.scratch)
         cls._counter = 0
         cls.cli_calls = 0
+        cls.cli_real_processes = 0
         cls.cli_seconds = 0.0
         cls.addClassCleanup(cls._report_cli_usage)
+        # The CLI's environment and directory: the fork server starts with them too.
+        cls.cli_forkserver = cli_forkserver.ForkServer(cls.baremetal, cls.cli_env, cls.scratch)
+        cls.addClassCleanup(cls.cli_forkserver.stop)
+        cls.cli_forkserver.start()
 
     @classmethod
     def _report_cli_usage(cls):
-        sys.stderr.write("kiln-compat: %s: %d baremetal calls, %.1f s\n"
-                         % (cls.__name__, cls.cli_calls, cls.cli_seconds))
+        sys.stderr.write("kiln-compat: %s: %d baremetal calls (%d as /usr/bin/baremetal "
+                         "processes), %.1f s\n"
+                         % (cls.__name__, cls.cli_calls, cls.cli_real_processes,
+                            cls.cli_seconds))
 
     @staticmethod
     def _clean_env(home):
@@ -282,17 +299,28 @@ class KilnCliTestCase(unittest.TestCase):
         return ["--os-auth-type", "http_basic", "--os-username", user,
                 "--os-password", password]
 
-    def run_cli(self, *args, user=None, password=None, input=None, auth=None):
-        """Runs `baremetal <auth> --os-endpoint URL args...`; returns a CliResult."""
+    def run_cli(self, *args, user=None, password=None, input=None, auth=None,
+                real_process=False):
+        """Runs `baremetal <auth> --os-endpoint URL args...`; returns a CliResult.
+
+        On the class's fork server (the entry point in a forked process), or with
+        real_process=True as a /usr/bin/baremetal process of its own.
+        """
         auth = auth if auth is not None else self.auth_args(user, password)
         argv = [self.baremetal] + auth + ["--os-endpoint", self.server.endpoint] + list(args)
+        input = input if input is not None else ""
         started = time.monotonic()
-        proc = subprocess.run(argv, input=input if input is not None else "",
-                              capture_output=True, text=True, env=self.cli_env,
-                              timeout=CLI_TIMEOUT, cwd=self.scratch)
+        if real_process:
+            proc = subprocess.run(argv, input=input, capture_output=True, text=True,
+                                  env=self.cli_env, timeout=CLI_TIMEOUT, cwd=self.scratch)
+            result = CliResult(argv, proc.returncode, proc.stdout, proc.stderr)
+            type(self).cli_real_processes += 1
+        else:
+            result = CliResult(argv, *self.cli_forkserver.run(argv[1:], input=input,
+                                                              timeout=CLI_TIMEOUT))
         type(self).cli_calls += 1
         type(self).cli_seconds += time.monotonic() - started
-        return CliResult(argv, proc)
+        return result
 
     def cli(self, *args, **kwargs):
         """Runs the CLI, asserts exit status 0, returns stdout."""

@@ -4,8 +4,9 @@
 Each test class below starts its own kiln-server (see kiln_compat.py). The feature classes run
 twice, once with noauth and once with http_basic as an admin user; HttpBasicAccessTest covers
 the authentication failures and the observer role (including its 403 on provision, power and
-boot device actions). Provisioning itself is tested in test_baremetal_provision.py. CTest runs
-one class per test:
+boot device actions). Provisioning itself is tested in test_baremetal_provision.py. The calls run
+on the class's CLI fork server (kiln_compat.py); EntryPointTests run /usr/bin/baremetal itself
+and expect the same results. CTest runs one class per test:
 
     /usr/bin/python3 test_baremetal_cli.py --kiln-server PATH NoauthNodeTest
 
@@ -629,6 +630,68 @@ class AccessTests:
 
 
 # ------------------------------------------------------------------------------------------------
+# The entry point itself: /usr/bin/baremetal processes against the fork server's calls
+# ------------------------------------------------------------------------------------------------
+
+REQUEST_ID_RE = re.compile(r"req-[0-9a-f-]{36}")
+
+
+class EntryPointTests:
+    """The other classes run the CLI on the fork server (kiln_compat.py): the entry point in a
+    forked process that imported the CLI's modules once. These tests run /usr/bin/baremetal
+    itself, and the same calls on the fork server, and expect the same exit status, output and
+    errors (request ids aside), so that both the entry point and the fork server are tested."""
+
+    def both_ways(self, *args, **kwargs):
+        real = self.run_cli(*args, real_process=True, **kwargs)
+        forked = self.run_cli(*args, **kwargs)
+        for result in (real, forked):
+            result.stderr = REQUEST_ID_RE.sub("req-ID", result.stderr)
+        self.assertEqual((forked.returncode, forked.stdout, forked.stderr),
+                         (real.returncode, real.stdout, real.stderr),
+                         "fork server and /usr/bin/baremetal differ\n--- real:\n%s\n"
+                         "--- fork server:\n%s" % (real.describe(), forked.describe()))
+        return real
+
+    def test_reads_match(self):
+        node = self.cli_json("node", "create", "--driver", "fake-hardware", "--name",
+                             self.unique("entry-node"), "--property", "cpus=2",
+                             real_process=True)
+        self.assertEqual(node["driver"], "fake-hardware")
+        self.assertEqual(self.both_ways("node", "show", node["uuid"], "-f", "json").returncode, 0)
+        # The table and value formatters, the --long columns.
+        self.assertIn(node["uuid"], self.both_ways("node", "list").stdout)
+        self.both_ways("node", "list", "--long", "-f", "value")
+        self.both_ways("driver", "list", "-f", "json")
+
+    def test_writes_with_stdin_match(self):
+        template = self.unique("CUSTOM_ENTRY").replace("-", "_")
+        result = self.run_cli("deploy", "template", "create", template, "--steps", "-", "-f",
+                              "json", input=json.dumps(STEPS_RAID), real_process=True)
+        self.assertEqual(result.returncode, 0, result.describe())
+        self.assertEqual(json.loads(result.stdout)["steps"], STEPS_RAID)
+        self.both_ways("deploy", "template", "show", template, "-f", "yaml")
+
+    def test_errors_match(self):
+        # An API error (404), a usage error (exit status 2), an unknown command.
+        self.assertNotEqual(self.both_ways("node", "show", "no-such-node").returncode, 0)
+        self.assertEqual(self.both_ways("node", "show").returncode, 2)
+        self.assertNotEqual(self.both_ways("no-such-command").returncode, 0)
+
+    def test_help_and_version_match(self):
+        # The program name and version come from argv[0] and the installed package.
+        self.assertIn("baremetal node show", self.both_ways("help", "node", "show").stdout)
+        self.both_ways("--version")
+
+    def test_credentials_match(self):
+        if self.CLI_USER is None:
+            self.skipTest("noauth: no credentials to check")
+        self.assertNotEqual(self.both_ways("node", "list", password="wrong-password").returncode,
+                            0)
+        self.both_ways("node", "list", "-f", "json", user="compat-observer")
+
+
+# ------------------------------------------------------------------------------------------------
 # Concrete test classes (one CTest test each, see CMakeLists.txt)
 # ------------------------------------------------------------------------------------------------
 
@@ -665,6 +728,14 @@ class HttpBasicDriverPortTest(HttpBasicSettings, DriverPortTests, KilnCliTestCas
 
 
 class HttpBasicAccessTest(HttpBasicSettings, AccessTests, KilnCliTestCase):
+    pass
+
+
+class NoauthEntryPointTest(NoauthSettings, EntryPointTests, KilnCliTestCase):
+    pass
+
+
+class HttpBasicEntryPointTest(HttpBasicSettings, EntryPointTests, KilnCliTestCase):
     pass
 
 

@@ -8,9 +8,16 @@ drives the real `openstack baremetal ...` CLI. This driver:
      SQLite database in the temporary directory) and waits, with a bounded poll, for the port
      file to appear;
   2. builds the working directory the suite expects: .tox/$OS_TESTENV_NAME/bin/{openstack,
-     baremetal} (symlinks to the system CLIs) and a test.conf with a [functional] section
-     (auth_strategy = noauth, ironic_url = http://127.0.0.1:PORT);
-  3. runs `stestr run` for one module (e.g. test_baremetal_node_basic);
+     baremetal} and a test.conf with a [functional] section (auth_strategy = noauth,
+     ironic_url = http://127.0.0.1:PORT). `openstack` (the only CLI the suite runs) is a shim
+     that runs /usr/bin/openstack on a CLI fork server (tests/compat/cli_forkserver.py): each
+     call is the real entry point in a process of its own, forked from one that imported the
+     CLI's modules once, instead of a fresh interpreter importing them again (1-2 s of CPU per
+     call); `baremetal` is a symlink to /usr/bin/baremetal. With KILN_CLI_FORKSERVER=0 both are
+     symlinks to the system CLIs;
+  3. runs the module's tests in one process, as stestr's worker would (`python3 -m subunit.run
+     MODULE`, the subunit stream into a file); --runner stestr runs `stestr run` over the
+     suite instead, with its test listing and one worker per CPU (--serial, --concurrency);
   4. prints one line per test, then the details (traceback, captured output) of every test
      that did not pass (a skip counts as not passed: the suite only skips when it finds no
      test.conf), and the tail of the server log if anything failed;
@@ -19,9 +26,11 @@ drives the real `openstack baremetal ...` CLI. This driver:
 
 Usage:
   run_ironicclient_functional.py --server build/server/kiln-server \
-      --module test_baremetal_node_basic [--serial] [--concurrency N] [--keep-tmp]
+      --module test_baremetal_node_basic [--keep-tmp]
   run_ironicclient_functional.py --server ... --module test_baremetal_node_basic \
       --filter 'test_create_node'        # only the tests whose id matches the regex too
+  run_ironicclient_functional.py --server ... --module ... --runner stestr [--serial] \
+      [--concurrency N]
 
 Must run under Debian's /usr/bin/python3 (it needs python3-stestr, python3-subunit,
 python3-testtools, python3-tempest and python3-ironicclient; scripts/install-deps.sh installs
@@ -39,6 +48,11 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "compat"))
+import cli_forkserver  # noqa: E402
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 TOP_DIR = "/usr/lib/python3/dist-packages"
@@ -156,11 +170,12 @@ class KilnServer:
         return "".join(content[-lines:])
 
 
-def run_process_group(cmd, cwd, env):
+def run_process_group(cmd, cwd, env, stdout=subprocess.DEVNULL):
     """Runs cmd in its own process group and returns (returncode, stderr bytes); if this driver
-    is interrupted, the whole group (stestr, its workers and the CLIs they run) is terminated."""
+    is interrupted, the whole group (the runner, its workers and the CLIs they run) is
+    terminated."""
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            stdout=stdout, stderr=subprocess.PIPE,
                             start_new_session=True, preexec_fn=die_with_parent)
     try:
         _, stderr = proc.communicate()
@@ -177,11 +192,16 @@ def run_process_group(cmd, cwd, env):
     return subprocess.CompletedProcess(cmd, proc.returncode, None, stderr)
 
 
-def make_workdir(workdir, port):
+def make_workdir(workdir, port, forkservers):
+    """forkservers: CLI name -> running cli_forkserver.ForkServer (the others are symlinks)."""
     bindir = os.path.join(workdir, ".tox", TESTENV_NAME, "bin")
-    os.makedirs(bindir)
+    os.makedirs(bindir, exist_ok=True)
     for name, target in CLIS.items():
-        os.symlink(target, os.path.join(bindir, name))
+        if name in forkservers:
+            cli_forkserver.write_shim(os.path.join(bindir, name), forkservers[name].socket_path,
+                                      target)
+        else:
+            os.symlink(target, os.path.join(bindir, name))
     conf = os.path.join(workdir, "test.conf")
     with open(conf, "w") as f:
         f.write(
@@ -192,21 +212,11 @@ def make_workdir(workdir, port):
     return conf
 
 
-def read_results(workdir, env):
-    """Returns [(test_id, status, details_text)] of the last stestr run, in run order."""
+def read_results(stream_bytes):
+    """Returns [(test_id, status, details_text)] of a subunit v2 stream, in run order."""
     import subunit
     import testtools
 
-    stream = subprocess.run(
-        [SYSTEM_PYTHON, "-m", "stestr", "last", "--subunit"],
-        cwd=workdir,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    if not stream.stdout:
-        log("stestr last --subunit produced nothing: %s" % stream.stderr.decode(errors="replace"))
-        return []
     results = []
 
     def on_test(test):
@@ -218,16 +228,42 @@ def read_results(workdir, env):
                 continue
             if text.strip():
                 details.append("--- %s ---\n%s" % (name, text.rstrip()))
-        results.append((test["id"], test["status"], "\n".join(details)))
+        # subunit.run announces each test ("exists") before running it; stestr's repository
+        # keeps the outcome only.
+        if test["status"] == "exists":
+            announced.append(test["id"])
+        else:
+            results.append((test["id"], test["status"], "\n".join(details)))
 
-    case = subunit.ByteStreamToStreamResult(io.BytesIO(stream.stdout), non_subunit_name="stdout")
+    announced = []
+    case = subunit.ByteStreamToStreamResult(io.BytesIO(stream_bytes), non_subunit_name="stdout")
     result = testtools.StreamToDict(on_test)
     result.startTestRun()
     try:
         case.run(result)
     finally:
         result.stopTestRun()
+    # A test announced but never run (e.g. the runner died) did not pass.
+    ran = {test_id for test_id, _, _ in results}
+    results += [(test_id, "inprogress", "announced, never run") for test_id in announced
+                if test_id not in ran]
     return results
+
+
+def read_test_ids(stream_bytes):
+    """The test ids of a `subunit.run --list` stream."""
+    import subunit
+    import testtools
+
+    ids = []
+    case = subunit.ByteStreamToStreamResult(io.BytesIO(stream_bytes), non_subunit_name="stdout")
+    result = testtools.StreamToDict(lambda test: ids.append(test["id"]))
+    result.startTestRun()
+    try:
+        case.run(result)
+    finally:
+        result.stopTestRun()
+    return ids
 
 
 def main():
@@ -237,9 +273,13 @@ def main():
                         help="test module of osc/v1, e.g. test_baremetal_node_basic")
     parser.add_argument("--filter", default=None,
                         help="extra regex a test id must also match (debugging)")
-    parser.add_argument("--serial", action="store_true", help="run the tests one at a time")
+    parser.add_argument("--runner", choices=("subunit", "stestr"), default="subunit",
+                        help="subunit (default): one `python3 -m subunit.run` process; stestr: "
+                             "`stestr run` with its workers")
+    parser.add_argument("--serial", action="store_true",
+                        help="--runner stestr: run the tests one at a time")
     parser.add_argument("--concurrency", type=int, default=0,
-                        help="stestr worker count (default: stestr's, one per CPU)")
+                        help="--runner stestr: worker count (default: stestr's, one per CPU)")
     parser.add_argument("--start-timeout", type=float, default=30.0,
                         help="seconds to wait for kiln-server's port file")
     parser.add_argument("--keep-tmp", action="store_true",
@@ -260,30 +300,53 @@ def main():
     workdir = tempfile.mkdtemp(prefix="kiln-functional-%s-" % args.module)
     server = KilnServer(os.path.abspath(args.server), workdir, args.start_timeout)
     env = clean_env()
+    env["IRONICCLIENT_TEST_CONFIG"] = os.path.join(workdir, "test.conf")
+    env["OS_TESTENV_NAME"] = TESTENV_NAME
+    forkservers = {}
     ok = False
     try:
         server.start()
-        conf = make_workdir(workdir, server.port)
-        env["IRONICCLIENT_TEST_CONFIG"] = conf
-        env["OS_TESTENV_NAME"] = TESTENV_NAME
+        if cli_forkserver.enabled():
+            # The CLI runs with stestr's environment, in the work directory; so does its fork
+            # server.
+            forkservers["openstack"] = cli_forkserver.ForkServer(
+                CLIS["openstack"], env, workdir,
+                log_path=os.path.join(workdir, "openstack-forkserver.log")).start()
+        make_workdir(workdir, server.port, forkservers)
 
         test_filter = r"osc\.v1\.%s\." % re.escape(args.module)
         if args.filter:
             test_filter = r"%s.*%s" % (test_filter, args.filter)
-        cmd = [SYSTEM_PYTHON, "-m", "stestr", "--test-path", SUITE_DIR, "--top-dir", TOP_DIR,
-               "run", "--subunit"]
-        if args.serial:
-            cmd.append("--serial")
-        elif args.concurrency:
-            cmd += ["--concurrency", str(args.concurrency)]
-        cmd.append(test_filter)
+        if args.runner == "stestr":
+            cmd = [SYSTEM_PYTHON, "-m", "stestr", "--test-path", SUITE_DIR, "--top-dir",
+                   TOP_DIR, "run", "--subunit"]
+            if args.serial:
+                cmd.append("--serial")
+            elif args.concurrency:
+                cmd += ["--concurrency", str(args.concurrency)]
+            cmd.append(test_filter)
+        else:
+            # What a stestr worker runs, for the module's tests (or those --filter picks).
+            module = "ironicclient.tests.functional.osc.v1." + args.module
+            cmd = [SYSTEM_PYTHON, "-m", "subunit.run"]
+            if args.filter:
+                listed = subprocess.run(cmd + ["--list", module], cwd=workdir, env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                ids = [t for t in read_test_ids(listed.stdout) if re.search(test_filter, t)]
+                load_list = os.path.join(workdir, "load-list")
+                with open(load_list, "w") as f:
+                    f.write("".join(t + "\n" for t in ids))
+                cmd += ["--load-list", load_list]
+            cmd.append(module)
         log("running: %s (in %s)" % (" ".join(cmd), workdir))
         started = time.monotonic()
-        # --subunit keeps stestr's own output quiet; the results are read back from its
-        # repository below (stestr last --subunit), which also holds the tests' details.
-        run = run_process_group(cmd, cwd=workdir, env=env)
+        # The subunit stream (with the tests' details) goes to a file and is read back below.
+        stream_path = os.path.join(workdir, "results.subunit")
+        with open(stream_path, "wb") as stream:
+            run = run_process_group(cmd, cwd=workdir, env=env, stdout=stream)
         elapsed = time.monotonic() - started
-        results = read_results(workdir, env)
+        with open(stream_path, "rb") as stream:
+            results = read_results(stream.read())
 
         counts = {}
         for test_id, status, _ in results:
@@ -300,17 +363,23 @@ def main():
 
         ok = bool(results) and not bad
         if not results:
-            log("no test results; stestr exited %d:\n%s"
+            log("no test results; the runner exited %d:\n%s"
                 % (run.returncode, run.stderr.decode(errors="replace")))
         elif not bad and run.returncode != 0:
             ok = False
-            log("every test passed but stestr exited %d:\n%s"
+            log("every test passed but the runner exited %d:\n%s"
                 % (run.returncode, run.stderr.decode(errors="replace")))
         if not ok:
             print("\n======== kiln-server log (tail)\n" + server.log_tail())
+            for name, forkserver in forkservers.items():
+                tail = forkserver.log_tail()
+                if tail:
+                    print("\n======== %s fork server log (tail)\n%s" % (name, tail))
     except RuntimeError as e:
         log(str(e))
     finally:
+        for forkserver in forkservers.values():
+            forkserver.stop()
         server.stop()
         if keep:
             log("kept %s" % workdir)

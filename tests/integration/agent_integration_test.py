@@ -14,7 +14,10 @@ Checked:
     sha256 equal the image's;
   - manual cleaning with erase_devices_metadata from manageable;
   - a bad checksum and an unreachable image URL fail cleanly: node in "deploy failed",
-    last_error naming deploy.write_image and the cause.
+    last_error naming deploy.write_image and the cause;
+  - an image server that wants a login: the image URL carries user:password@ (percent-encoded)
+    and its checksum file is fetched with [deploy] image_server_user/password; the node
+    deploys, and no password shows in the node, the server's log or the agent's log.
 Usage: agent_integration_test.py --server build/server/kiln-server --agent build/agent/kiln-agent
 """
 import argparse
@@ -23,12 +26,14 @@ import functools
 import gzip
 import hashlib
 import http.server
+import json
 import os
 import signal
 import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
 
 from kiln_process import KilnServer, print_log_tails
 
@@ -42,11 +47,47 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+IMAGE_USER, IMAGE_PASSWORD = "alice", "pw-al!ce@x"      # in image URLs (percent-encoded)
+SERVER_USER, SERVER_PASSWORD = "svc", "pw-svc"           # [deploy] image_server_*
+
+
+def basic(user, password):
+    return "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+
+
+class LoginHandler(QuietHandler):
+    """Files under /private/ need IMAGE_USER's login, under /svc/ SERVER_USER's; 401 otherwise."""
+
+    def _allowed(self):
+        wanted = {"/private/": basic(IMAGE_USER, IMAGE_PASSWORD),
+                  "/svc/": basic(SERVER_USER, SERVER_PASSWORD)}
+        for prefix, header in wanted.items():
+            if self.path.startswith(prefix):
+                return self.headers.get("Authorization") == header
+        return True
+
+    def _refuse(self):
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="images"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self):
+        if not self._allowed():
+            return self._refuse()
+        return super().do_GET()
+
+    def do_HEAD(self):
+        if not self._allowed():
+            return self._refuse()
+        return super().do_HEAD()
+
+
 class ImageServer:
     """Serves a directory over HTTP on 127.0.0.1 (a thread)."""
 
     def __init__(self, directory):
-        handler = functools.partial(QuietHandler, directory=directory)
+        handler = functools.partial(LoginHandler, directory=directory)
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
@@ -152,7 +193,10 @@ def main():
                             "enabled_deploy_interfaces = direct, fake\n"
                             "[conductor]\nperiodic_interval = 1\nsync_power_state_interval = 0\n"
                             "deploy_callback_timeout = 120\nclean_callback_timeout = 120\n"
-                            "[agent]\nheartbeat_interval = 1\ncommand_heartbeat_interval = 1\n")
+                            "[agent]\nheartbeat_interval = 1\ncommand_heartbeat_interval = 1\n"
+                            "[deploy]\nimage_server_auth_strategy = http_basic\n"
+                            "image_server_user = %s\nimage_server_password = %s\n"
+                            % (SERVER_USER, SERVER_PASSWORD))
         agent_log = os.path.join(work, "agent.log")
         agents = []
 
@@ -211,6 +255,34 @@ def main():
             assert agent.wait_exit(30) == 0
             assert sha256_file(disk, IMAGE_BYTES) == raw_sum, "zstd image bytes differ on disk"
             print("zstd deploy ok")
+
+            # An image server that wants a login: the image URL's own credentials, and the
+            # checksum file through [deploy] image_server_user/password.
+            for sub in ("private", "svc"):
+                os.mkdir(os.path.join(images, sub))
+            os.link(raw, os.path.join(images, "private", "disk.raw"))
+            with open(os.path.join(images, "svc", "disk.raw.sha256"), "w") as f:
+                f.write("%s  other.raw\n%s  disk.raw\n" % ("0" * 64, raw_sum))
+            server.provision("it-node", {"target": "deleted"})
+            agent = boot_agent()
+            n = server.wait_for("it-node", {"available", "clean failed"}, timeout=60, unlocked=True)
+            assert n["provision_state"] == "available", n["last_error"]
+            private = images_http.url("private/disk.raw").replace(
+                "http://", "http://%s:%s@" % (IMAGE_USER, urllib.parse.quote(IMAGE_PASSWORD, safe="")))
+            patch(server, "it-node", [{"op": "add", "path": "/instance_info",
+                                       "value": {"image_source": private,
+                                                 "image_checksum": images_http.url("svc/disk.raw.sha256")}}])
+            server.provision("it-node", {"target": "active"})
+            n = server.wait_for("it-node", {"active", "deploy failed"}, timeout=60, unlocked=True)
+            assert n["provision_state"] == "active", n["last_error"]
+            assert agent.wait_exit(30) == 0
+            assert sha256_file(disk, IMAGE_BYTES) == raw_sum, "credentialed image bytes differ on disk"
+            status, shown = server.call("GET", "/v1/nodes/it-node")
+            assert status == 200 and "pw-" not in json.dumps(shown), shown
+            for path in (server.log_path, agent_log):
+                with open(path, "rb") as f:
+                    assert b"pw-" not in f.read(), "a password reached " + path
+            print("credentials deploy ok")
 
             # A config drive (base64 of a gzipped ISO stand-in) lands in a config-2 partition.
             server.provision("it-node", {"target": "deleted"})

@@ -7,9 +7,15 @@ faultstring) for every 4xx, and the connection closed after any framing error. A
 the server still runs and the database holds exactly what it held before. Then a burst of
 randomly mutated requests (a fixed seed), the open-file limit and the connection cap.
 
+The cases of a batch go out on CONCURRENCY connections at a time (each still alone on its
+connection): an exchange mostly waits for the server to close or for its read timeout, so one
+at a time the test took over three minutes of waiting. Results are checked and printed in
+the cases' order.
+
     malformed_http_test.py --server build/server/kiln-server
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import random
@@ -65,6 +71,17 @@ def exchange(port, segments, read_timeout=3.0):
         return out, closed
     finally:
         s.close()
+
+
+# Connections in flight at once (exchange_all).
+CONCURRENCY = 8
+
+
+def exchange_all(port, batch, read_timeout=3.0):
+    """exchange() for every segment list of `batch`, CONCURRENCY at a time; the results in the
+    batch's order."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
+        return list(pool.map(lambda segments: exchange(port, segments, read_timeout), batch))
 
 
 def split_responses(data):
@@ -244,8 +261,9 @@ def run_checks(server, auth):
     assert [a[0] for a in answers] == [200, 200, 404], [a[0] for a in answers]
     assert b"victim" in answers[1][2] and closed
 
-    for name, segments, must_close in framing_cases(auth):
-        raw, closed = exchange(port, segments)
+    cases = framing_cases(auth)
+    for (name, segments, must_close), (raw, closed) in zip(
+            cases, exchange_all(port, [segments for _, segments, _ in cases])):
         try:
             answers = split_responses(raw)
         except AssertionError as e:
@@ -259,8 +277,7 @@ def run_checks(server, auth):
             assert answers[-1][1].get("connection", "").lower() == "close", (name, answers[-1][1])
         print("ok   %-32s %s%s" % (name, " ".join(str(a[0]) for a in answers), " (closed)" if closed else ""))
 
-    for segments in truncated_cases(auth):
-        raw, _ = exchange(port, segments, read_timeout=0.3)
+    for raw, _ in exchange_all(port, truncated_cases(auth), read_timeout=0.3):
         for status, headers, body in split_responses(raw):
             check_error_format(status, headers, body, "truncated")
 
@@ -275,12 +292,17 @@ def run_checks(server, auth):
         b"GET /v1/lookup?addresses=52:54:00:12:34:56 HTTP/1.1\r\nHost: x\r\n" + V + b"\r\n",
     ]
     rng = random.Random(11)
-    for i in range(400):
-        data = mutate(rng, seeds)
-        raw, _ = exchange(port, [data], read_timeout=0.2)
-        for status, headers, body in split_responses(raw) if raw.startswith(b"HTTP/1.1 ") else []:
-            assert status < 500, "mutation %d: %d %r for %r" % (i, status, body[:200], data[:300])
-        assert server.proc.poll() is None, "kiln-server died on mutation %d: %r" % (i, data[:300])
+    mutations = [mutate(rng, seeds) for _ in range(400)]
+    for first in range(0, len(mutations), CONCURRENCY):
+        batch = mutations[first:first + CONCURRENCY]
+        for i, (data, (raw, _)) in enumerate(zip(batch, exchange_all(port, [[d] for d in batch],
+                                                                         read_timeout=0.2)),
+                                             start=first):
+            for status, headers, body in split_responses(raw) if raw.startswith(b"HTTP/1.1 ") else []:
+                assert status < 500, "mutation %d: %d %r for %r" % (i, status, body[:200], data[:300])
+        # Checked after each batch: the culprit is one of these few.
+        assert server.proc.poll() is None, "kiln-server died on mutations %d-%d: %r" % (
+            first, first + len(batch) - 1, [d[:300] for d in batch])
 
     assert server.proc.poll() is None, "kiln-server died"
     after = snapshot(server, auth)
@@ -302,12 +324,10 @@ def check_framing_leaves_database_unchanged(server, auth):
     status, _ = call(port, "POST", "/v1/nodes", {"driver": "fake-hardware", "name": "victim"}, auth=auth)
     assert status == 201
     before = snapshot(server, auth)
-    for name, segments, must_close in framing_cases(auth):
-        if name == "json-patch media type":
-            continue  # a valid (empty) patch: it updates updated_at only
-        exchange(port, segments, read_timeout=0.5)
-    for segments in truncated_cases(auth):
-        exchange(port, segments, read_timeout=0.3)
+    # "json-patch media type" is a valid (empty) patch: it updates updated_at only.
+    exchange_all(port, [segments for name, segments, _ in framing_cases(auth)
+                        if name != "json-patch media type"], read_timeout=0.5)
+    exchange_all(port, truncated_cases(auth), read_timeout=0.3)
     after = snapshot(server, auth)
     assert after == before, "the database changed"
 

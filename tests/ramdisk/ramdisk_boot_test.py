@@ -3,7 +3,8 @@
 
 1. image-build/build-ramdisk.sh writes kiln-agent.kernel and kiln-agent.initramfs into
    WORK/out (the Debian kernel package is cached in ~/.cache/kiln-ramdisk between runs);
-   together they must stay under 40 MiB.
+   together they must stay under 40 MiB. With --prebuilt DIR the pair in DIR is used instead
+   (ctest: the ramdisk_build fixture's, which the e2e tests boot too).
 2. A stub API on 127.0.0.1 (port chosen by the OS) answers GET /v1/lookup with 404, so the
    agent keeps retrying every kiln.max_backoff=1 seconds.
 3. QEMU boots the pair (TCG, -kernel/-initrd, user-mode networking where the guest's 10.0.2.2
@@ -67,18 +68,28 @@ class LookupHandler(http.server.BaseHTTPRequestHandler):
 
 
 def build(args, out):
-    env = dict(os.environ, KILN_AGENT_BINARY=args.agent)
-    started = time.monotonic()
-    result = subprocess.run([args.build_script, out], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    print(result.stdout, end="")
-    if result.returncode != 0:
-        print(f"FAIL: build-ramdisk.sh exited with {result.returncode}")
-        return None
+    if args.prebuilt:
+        out = args.prebuilt
+        print(f"ramdisk: the one built by build-ramdisk.sh in {out}")
+        for name in ("kiln-agent.kernel", "kiln-agent.initramfs"):
+            if not os.path.isfile(os.path.join(out, name)):
+                print(f"FAIL: {out} has no {name} (did the ramdisk_build test pass?)")
+                return None
+        built = "prebuilt"
+    else:
+        env = dict(os.environ, KILN_AGENT_BINARY=args.agent)
+        started = time.monotonic()
+        result = subprocess.run([args.build_script, out], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        print(result.stdout, end="")
+        if result.returncode != 0:
+            print(f"FAIL: build-ramdisk.sh exited with {result.returncode}")
+            return None
+        built = f"built in {time.monotonic() - started:.1f} s"
     kernel = os.path.join(out, "kiln-agent.kernel")
     initramfs = os.path.join(out, "kiln-agent.initramfs")
     ksize, isize = os.path.getsize(kernel), os.path.getsize(initramfs)
-    print(f"ramdisk: built in {time.monotonic() - started:.1f} s; kernel {ksize} bytes "
+    print(f"ramdisk: {built}; kernel {ksize} bytes "
           f"({mib(ksize)}), initramfs {isize} bytes ({mib(isize)}), together {mib(ksize + isize)}")
     if ksize + isize >= SIZE_LIMIT:
         print(f"FAIL: kernel + initramfs is {mib(ksize + isize)}, the limit is {mib(SIZE_LIMIT)}")
@@ -211,10 +222,14 @@ def boot(kernel, initramfs, work, stub):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build-script", required=True)
-    parser.add_argument("--agent", required=True)
+    parser.add_argument("--build-script", help="image-build/build-ramdisk.sh")
+    parser.add_argument("--agent", help="the static kiln-agent to build the ramdisk with")
+    parser.add_argument("--prebuilt", help="a directory with kiln-agent.kernel and "
+                        "kiln-agent.initramfs (built already): no build")
     parser.add_argument("--work-dir", required=True)
     args = parser.parse_args()
+    if not args.prebuilt and not (args.build_script and args.agent):
+        parser.error("--build-script and --agent, or --prebuilt DIR")
 
     if shutil.which("qemu-system-x86_64") is None:
         print("SKIP: qemu-system-x86_64 not installed (scripts/install-deps.sh installs it)")

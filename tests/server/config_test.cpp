@@ -67,8 +67,80 @@ TEST_CASE("parseConfig rejects bad values naming the option", "[server][config]"
   }
 }
 
+TEST_CASE("parseConfig reads ipmitool's attempts, retry interval and timeout from [ipmi]",
+          "[server][config]") {
+  auto defaults = parseConfig("", "empty");
+  REQUIRE(defaults);
+  CHECK(defaults->ipmi.attempts == 3);
+  CHECK(defaults->ipmi.retryDelay == std::chrono::seconds(2));
+  CHECK(defaults->ipmi.commandTimeout == std::chrono::seconds(30));
+  auto c = parseConfig(
+      "[ipmi]\ncommand_attempts = 1\ncommand_retry_interval = 0\n"
+      "command_timeout = 5\n",
+      "ipmi.conf");
+  REQUIRE(c);
+  CHECK(c->ipmi.attempts == 1);
+  CHECK(c->ipmi.retryDelay == std::chrono::seconds(0));
+  CHECK(c->ipmi.commandTimeout == std::chrono::seconds(5));
+  for (const char* bad : {"[ipmi]\ncommand_attempts = 0\n", "[ipmi]\ncommand_retry_interval = -1\n",
+                          "[ipmi]\ncommand_timeout = 0\n", "[ipmi]\ncommand_timeout = soon\n"}) {
+    INFO(bad);
+    auto rejected = parseConfig(bad, "f.conf");
+    REQUIRE_FALSE(rejected);
+    CHECK_THAT(rejected.error().message, Catch::Contains("f.conf: [ipmi] command_"));
+  }
+}
+
 TEST_CASE("loadConfig fails clearly for a missing file", "[server][config]") {
   auto c = loadConfig("/nonexistent/kiln.conf");
   REQUIRE_FALSE(c);
   CHECK_THAT(c.error().message, Catch::Contains("/nonexistent/kiln.conf"));
+}
+
+TEST_CASE("parseConfig reads the image server credentials with Ironic's names and defaults",
+          "[server][config][credentials]") {
+  auto defaults = parseConfig("", "empty");
+  REQUIRE(defaults);
+  CHECK(defaults->imageServerAuthStrategy == "noauth");
+  CHECK(defaults->imageServerUser.empty());
+  CHECK(defaults->imageServerPassword.empty());
+
+  auto c = parseConfig(
+      "[deploy]\nimage_server_auth_strategy = http_basic\nimage_server_user = svc\n"
+      "image_server_password = s3cret\n",
+      "f.conf");
+  REQUIRE(c);
+  CHECK(c->imageServerAuthStrategy == "http_basic");
+  CHECK(c->imageServerUser == "svc");
+  CHECK(c->imageServerPassword == "s3cret");
+
+  // noauth ignores credentials that are set (Ironic sends nothing then).
+  auto noauth = parseConfig("[deploy]\nimage_server_user = svc\n", "f.conf");
+  REQUIRE(noauth);
+  CHECK(noauth->imageServerAuthStrategy == "noauth");
+}
+
+TEST_CASE("parseConfig refuses an unknown image server strategy or http_basic without credentials",
+          "[server][config][credentials]") {
+  struct Case {
+    const char* text;
+    const char* says;
+  };
+  for (auto [text, says] :
+       {Case{"[deploy]\nimage_server_auth_strategy = digest\n",
+             "[deploy] image_server_auth_strategy must be noauth or http_basic, got 'digest'"},
+        Case{"[deploy]\nimage_server_auth_strategy = http_basic\n",
+             "image_server_user and image_server_password are not set"},
+        Case{"[deploy]\nimage_server_auth_strategy = http_basic\nimage_server_password = s3cret\n",
+             "image_server_user is not set"},
+        Case{"[deploy]\nimage_server_auth_strategy = http_basic\nimage_server_user = svc\n"
+             "image_server_password =\n",
+             "image_server_password is not set"}}) {
+    INFO(text);
+    auto c = parseConfig(text, "f.conf");
+    REQUIRE_FALSE(c);
+    CHECK_THAT(c.error().message, Catch::Contains("f.conf: [deploy] image_server_auth_strategy"));
+    CHECK_THAT(c.error().message, Catch::Contains(says));
+    CHECK_THAT(c.error().message, !Catch::Contains("s3cret"));
+  }
 }

@@ -21,11 +21,39 @@
 
 namespace kiln::test {
 
+namespace {
+
+/// The value of header `lowercaseName` in a request's header block ("" when absent).
+std::string headerValue(const std::string& block, std::string_view lowercaseName) {
+  size_t pos = block.find("\r\n");
+  while (pos != std::string::npos && pos + 2 < block.size()) {
+    const size_t start = pos + 2;
+    const size_t end = block.find("\r\n", start);
+    const std::string line = block.substr(start, end == std::string::npos ? end : end - start);
+    const size_t colon = line.find(':');
+    if (colon != std::string::npos) {
+      std::string name = line.substr(0, colon);
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (name == lowercaseName) {
+        const size_t value = line.find_first_not_of(" \t", colon + 1);
+        return value == std::string::npos ? std::string() : line.substr(value);
+      }
+    }
+    pos = end;
+  }
+  return "";
+}
+
+}  // namespace
+
 struct HttpFileServer::State {
   mutable std::mutex mutex;
   std::map<std::string, ServedPath, std::less<>> paths;
   std::map<std::string, int, std::less<>> gets;
   std::map<std::string, int, std::less<>> heads;
+  std::map<std::string, std::vector<std::string>, std::less<>> auths;
+  std::map<std::string, std::vector<std::string>, std::less<>> methods;
+  std::string address = "127.0.0.1";
   std::set<int> connections;
   std::vector<std::thread> threads;
   std::thread acceptor;
@@ -75,11 +103,23 @@ struct HttpFileServer::State {
     const std::string method = line.substr(0, sp1);
     std::string path = line.substr(sp1 + 1, sp2 - sp1 - 1);
     if (const auto q = path.find('?'); q != std::string::npos) path.resize(q);
+    const std::string headerBlock = text.substr(0, text.find("\r\n\r\n"));
+    const std::string authorization = headerValue(headerBlock, "authorization");
+    // Read a request body (a POST) so that closing the socket does not reset the connection.
+    const std::string contentLength = headerValue(headerBlock, "content-length");
+    const size_t bodyLength = contentLength.empty() ? 0 : std::stoul(contentLength);
+    while (text.size() < headerBlock.size() + 4 + bodyLength) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) return;
+      text.append(buf, static_cast<size_t>(n));
+    }
 
     std::optional<ServedPath> served;
     {
       std::lock_guard lock(mutex);
       ++(method == "HEAD" ? heads : gets)[path];
+      auths[path].push_back(authorization);
+      methods[path].push_back(method);
       if (const auto it = paths.find(path); it != paths.end()) served = it->second;
     }
     if (!served) {
@@ -87,11 +127,18 @@ struct HttpFileServer::State {
       served->status = 404;
     }
     const bool head = method == "HEAD";
+    std::string extraHeaders;
+    if (served->authorization && authorization != *served->authorization) {
+      served->status = 401;
+      extraHeaders = "WWW-Authenticate: Basic realm=\"kiln-test\"\r\n";
+    } else if (!served->location.empty()) {
+      extraHeaders = "Location: " + served->location + "\r\n";
+    }
     if (served->status != 200) {
       const std::string body = "error " + std::to_string(served->status) + "\n";
       const std::string reply =
-          "HTTP/1.1 " + std::to_string(served->status) +
-          " Error\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(body.size()) +
+          "HTTP/1.1 " + std::to_string(served->status) + " Error\r\n" + extraHeaders +
+          "Content-Type: text/plain\r\nContent-Length: " + std::to_string(body.size()) +
           "\r\nConnection: close\r\n\r\n" + (head ? std::string() : body);
       sendAll(fd, reply.data(), reply.size());
       return;
@@ -162,8 +209,9 @@ HttpFileServer::HttpFileServer() : state_(std::make_shared<State>()) {}
 
 HttpFileServer::~HttpFileServer() { stop(); }
 
-Result<void> HttpFileServer::start() {
+Result<void> HttpFileServer::start(const std::string& address) {
   State& s = *state_;
+  s.address = address;
   int pipeFds[2];
   if (::pipe2(pipeFds, O_CLOEXEC) != 0) return internalError("pipe2 failed");
   s.wakeRead = pipeFds[0];
@@ -172,12 +220,14 @@ Result<void> HttpFileServer::start() {
   if (s.listenFd < 0) return internalError("socket failed");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
+    return invalid("Not an IPv4 address: " + address);
+  }
   socklen_t len = sizeof addr;
   if (::bind(s.listenFd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::listen(s.listenFd, 16) != 0 ||
       ::getsockname(s.listenFd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    return internalError(std::string("Cannot listen on 127.0.0.1: ") + std::strerror(errno));
+    return internalError("Cannot listen on " + address + ": " + std::strerror(errno));
   }
   s.port = ntohs(addr.sin_port);
   s.started = true;
@@ -208,7 +258,7 @@ void HttpFileServer::stop() {
 uint16_t HttpFileServer::port() const { return state_->port; }
 
 std::string HttpFileServer::url(std::string_view path) const {
-  return "http://127.0.0.1:" + std::to_string(state_->port) + std::string(path);
+  return "http://" + state_->address + ":" + std::to_string(state_->port) + std::string(path);
 }
 
 void HttpFileServer::serve(std::string path, ServedPath served) {
@@ -232,6 +282,18 @@ int HttpFileServer::getCount(std::string_view path) const {
   std::lock_guard lock(state_->mutex);
   const auto it = state_->gets.find(path);
   return it == state_->gets.end() ? 0 : it->second;
+}
+
+std::vector<std::string> HttpFileServer::authorizations(std::string_view path) const {
+  std::lock_guard lock(state_->mutex);
+  const auto it = state_->auths.find(path);
+  return it == state_->auths.end() ? std::vector<std::string>() : it->second;
+}
+
+std::vector<std::string> HttpFileServer::methods(std::string_view path) const {
+  std::lock_guard lock(state_->mutex);
+  const auto it = state_->methods.find(path);
+  return it == state_->methods.end() ? std::vector<std::string>() : it->second;
 }
 
 int HttpFileServer::headCount(std::string_view path) const {

@@ -243,6 +243,14 @@ Result<json> buildImageInfo(const TaskContext& task) {
   if (const std::string c = instanceString(task, "image_compression"); !c.empty()) {
     info["compression"] = c;
   }
+  // Ironic's AgentDeploy.write_image: the image server's credentials, for the image, its
+  // checksum file and a config drive URL without user information of their own. The agent
+  // command that carries them is masked wherever it is shown (its keys hold "password").
+  if (task.config && task.config->imageServerAuthStrategy != "noauth") {
+    info["image_server_auth_strategy"] = task.config->imageServerAuthStrategy;
+    info["image_server_user"] = task.config->imageServerUser;
+    info["image_server_password"] = task.config->imageServerPassword;
+  }
   // A partition image: the agent partitions the disk, writes the image into the root
   // partition and installs the image's own GRUB (ironic-python-agent's image_info fields).
   if (KILN_TRY(isPartitionImage(task))) {

@@ -28,8 +28,10 @@ namespace kiln::server {
 std::vector<std::unique_ptr<HardwareInterface>> makeAgentInterfaces(CommandRunnerPtr runner = nullptr);
 
 /// The image_info the agent's deploy.write_image receives, from the node's instance_info
-/// (image_source, image_checksum / image_os_hash_algo + image_os_hash_value,
-/// image_disk_format, Kiln's image_compression). InvalidArgument naming what is missing.
+/// (image_source, image_checksum / image_os_hash_algo + image_os_hash_value, either a digest or
+/// a checksum file's URL, image_disk_format, Kiln's image_compression) and, with [deploy]
+/// image_server_auth_strategy http_basic, image_server_auth_strategy, image_server_user and
+/// image_server_password as Ironic sends them. InvalidArgument naming what is missing.
 Result<nlohmann::json> buildImageInfo(const TaskContext& task);
 
 /// Node properties derived from an agent inventory: cpus, cpu_arch, memory_mb, local_gb (the

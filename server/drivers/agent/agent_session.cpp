@@ -6,6 +6,7 @@
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/base64.h"
+#include "shared/core/secrets.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
 
@@ -102,6 +103,9 @@ Result<void> rebootAfterRamdisk(TaskContext& task, std::chrono::seconds powerTim
 json nodeForAgent(const TaskContext& task) {
   json instance = task.instanceInfo;
   instance.erase("configdrive");  // large, secret, and handed to write_image explicitly
+  // Lookup is public: image URLs with user information (and any password-like key) go masked.
+  // The agent downloads from write_image's image_info, never from this copy.
+  maskJson(instance);
   return json{{"uuid", task.uuid()},
               {"properties", objectField(task.node, kNodeProperties)},
               {"instance_info", instance},

@@ -5,6 +5,7 @@
 
 #include "server/drivers/boot_mode.h"
 #include "server/model/node.h"
+#include "shared/core/secrets.h"
 #include "shared/core/strings.h"
 
 namespace kiln::server {
@@ -41,6 +42,18 @@ std::string quoteOutput(std::string_view text) {
   constexpr size_t kMax = 500;
   if (out.size() > kMax) out = out.substr(0, kMax) + "...";
   return out;
+}
+
+/// `text` with every occurrence of `password` shown as "******". ipmitool does not print the
+/// password, but its output (and a BMC's error text in it) is quoted into last_error, the node
+/// history and the log, which must never show it whatever the tool or the BMC says.
+std::string withoutPassword(std::string text, const std::optional<std::string>& password) {
+  if (!password || password->empty()) return text;
+  for (size_t pos = text.find(*password); pos != std::string::npos;
+       pos = text.find(*password, pos + kMaskedValue.size())) {
+    text.replace(pos, password->size(), kMaskedValue);
+  }
+  return text;
 }
 
 std::string privLevelList() {
@@ -110,6 +123,27 @@ Result<std::string> parseProtocolVersion(const json& info) {
                  "\" in node's driver_info; expected one of 1.5, 2.0.");
 }
 
+Result<std::optional<int>> parseCipherSuite(const json& info, const std::string& protocolVersion) {
+  auto it = info.find("ipmi_cipher_suite");
+  if (it == info.end() || it->is_null()) return std::nullopt;
+  const std::string shown = it->is_string() ? it->get<std::string>() : it->dump();
+  long long suite = -1;
+  if (it->is_number_integer()) {
+    suite = it->get<long long>();
+  } else if (it->is_string() && !shown.empty() && shown.size() <= 3 &&
+             shown.find_first_not_of("0123456789") == std::string::npos) {
+    suite = std::stoll(shown);
+  } else if (it->is_string() && shown.empty()) {
+    return std::nullopt;
+  }
+  // Ironic's words. The numbers IPMI 2.0 defines fit a byte.
+  if (suite < 0 || suite > 255) {
+    return invalid("Invalid cipher suite " + shown + ", expected a number");
+  }
+  if (protocolVersion == "1.5") return invalid("Cipher suites cannot be used with IPMI 1.5");
+  return static_cast<int>(suite);
+}
+
 std::string joinWords(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& w : words) {
@@ -176,6 +210,7 @@ Result<IpmiDriverInfo> parseIpmiDriverInfo(const json& driverInfo) {
                    "\" in node's driver_info; expected one of " + privLevelList() + ".");
   }
   out.protocolVersion = KILN_TRY(parseProtocolVersion(info));
+  out.cipherSuite = KILN_TRY(parseCipherSuite(info, out.protocolVersion));
   return out;
 }
 
@@ -190,6 +225,9 @@ std::vector<std::string> ipmitoolConnectionArgs(const IpmiDriverInfo& info) {
   }
   if (info.privLevel) {
     args.insert(args.end(), {"-L", *info.privLevel});
+  }
+  if (info.cipherSuite) {
+    args.insert(args.end(), {"-C", std::to_string(*info.cipherSuite)});
   }
   // NOTE(kiln): with -E and no IPMI_PASSWORD, ipmitool prompts on the terminal; a node
   // without a password uses the BMC's empty password instead.
@@ -313,7 +351,9 @@ Result<std::string> Ipmitool::run(const TaskContext& task,
       return std::move(result->out);
     } else {
       const IpmitoolFailure kind = classifyIpmitoolFailure(result->err);
-      const std::string detail = quoteOutput(result->err.empty() ? result->out : result->err);
+      // Masked before quoteOutput bounds it, so no cut can leave part of the password.
+      const std::string detail = quoteOutput(
+          withoutPassword(result->err.empty() ? result->out : result->err, info.password));
       failure = {kind == IpmitoolFailure::Command ? ErrorCode::Internal : ErrorCode::Unavailable,
                  what + " failed (exit code " + std::to_string(result->exitCode) + ")" +
                      (detail.empty() ? std::string(".") : ": " + detail)};

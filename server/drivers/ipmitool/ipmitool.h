@@ -6,10 +6,10 @@
 // built on it.
 //
 // Invocation, for driver_info {ipmi_address, ipmi_port, ipmi_username, ipmi_password,
-// ipmi_priv_level, ipmi_protocol_version}:
+// ipmi_priv_level, ipmi_protocol_version, ipmi_cipher_suite}:
 //
-//   ipmitool -I lanplus|lan -H <address> [-p <port>] [-U <username>] [-L <priv_level>] [-E]
-//            -R 1 <command...>
+//   ipmitool -I lanplus|lan -H <address> [-p <port>] [-U <username>] [-L <priv_level>]
+//            [-C <cipher_suite>] [-E] -R 1 <command...>
 //
 // `-I lan` for protocol 1.5, `-I lanplus` otherwise. The password never appears in argv: it is
 // passed in the IPMI_PASSWORD environment variable, which `-E` tells ipmitool to read (and `-E`
@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/drivers/interfaces.h"
+#include "server/drivers/ipmitool/ipmitool_options.h"
 #include "shared/core/error.h"
 #include "shared/exec/command_runner.h"
 
@@ -39,6 +40,9 @@ struct IpmiDriverInfo {
   std::optional<std::string> password;   ///< ipmi_password; never logged, never in argv
   std::optional<std::string> privLevel;  ///< ipmi_priv_level; unset = ipmitool's ADMINISTRATOR
   std::string protocolVersion = "2.0";   ///< ipmi_protocol_version: "1.5" or "2.0"
+  /// ipmi_cipher_suite (lanplus only, 0-255); unset = ipmitool's choice, which first asks the
+  /// BMC for its cipher suites (a BMC that does not answer that costs a second per run).
+  std::optional<int> cipherSuite;
 };
 
 /// The privilege levels ipmitool accepts for -L.
@@ -49,7 +53,9 @@ inline constexpr std::string_view kIpmiPrivLevels[] = {"ADMINISTRATOR", "CALLBAC
 /// wording where Ironic has one:
 ///   "Missing the following IPMI credentials in node's driver_info: ['ipmi_address']."
 ///   ipmi_port not an integer in 1-65535, ipmi_priv_level not one of kIpmiPrivLevels,
-///   ipmi_protocol_version not "1.5" or "2.0", a non-string address, user name or password.
+///   ipmi_protocol_version not "1.5" or "2.0", a non-string address, user name or password,
+///   "Invalid cipher suite <value>, expected a number" (an integer 0-255, or its digits),
+///   "Cipher suites cannot be used with IPMI 1.5".
 /// Pure.
 Result<IpmiDriverInfo> parseIpmiDriverInfo(const nlohmann::json& driverInfo);
 
@@ -95,16 +101,6 @@ enum class IpmitoolFailure {
 /// Classifies a failed ipmitool run by its stderr. Pure.
 IpmitoolFailure classifyIpmitoolFailure(std::string_view stderrText);
 
-/// Tunables of the wrapper.
-struct IpmitoolOptions {
-  /// Runs of one command before a transient failure is reported (1 = no retry).
-  int attempts = 3;
-  /// Wait between attempts (through the task's clock).
-  std::chrono::milliseconds retryDelay{std::chrono::seconds(2)};
-  /// Bound on one ipmitool run; it is killed after that (DeadlineExceeded, retried).
-  std::chrono::milliseconds commandTimeout{std::chrono::seconds(30)};
-};
-
 /// Runs ipmitool against a node's BMC. Stateless apart from the runner; thread-safe when the
 /// runner is.
 class Ipmitool {
@@ -118,7 +114,8 @@ class Ipmitool {
   /// Runs `ipmitool <connection> <args>` for the task's node and returns its stdout. Retries
   /// transient failures (IpmitoolOptions). Errors: InvalidArgument (bad driver_info),
   /// Unavailable (session/connection failures, ipmitool missing), DeadlineExceeded (every
-  /// attempt hung), Internal (the BMC rejected the command); messages carry ipmitool's stderr.
+  /// attempt hung), Internal (the BMC rejected the command); messages quote what ipmitool
+  /// printed (stderr, or stdout when stderr is empty), the node's password shown as "******".
   Result<std::string> run(const TaskContext& task, const std::vector<std::string>& args) const;
 
   /// `chassis power status`, parsed: "power on" or "power off".

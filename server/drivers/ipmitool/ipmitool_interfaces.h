@@ -7,13 +7,15 @@
 #include <vector>
 
 #include "server/drivers/interfaces.h"
+#include "server/drivers/ipmitool/ipmitool_options.h"
 #include "shared/exec/command_runner.h"
 
 namespace kiln::server {
 
 /// The "ipmitool" power (IpmitoolPower) and management (IpmitoolManagement) implementations,
-/// both running ipmitool through `runner` with the default IpmitoolOptions. A null `runner`
-/// means a ProcessCommandRunner.
-std::vector<std::unique_ptr<HardwareInterface>> makeIpmitoolInterfaces(CommandRunnerPtr runner);
+/// both running ipmitool through `runner` with `options`. A null `runner` means a
+/// ProcessCommandRunner.
+std::vector<std::unique_ptr<HardwareInterface>> makeIpmitoolInterfaces(
+    CommandRunnerPtr runner, IpmitoolOptions options = {});
 
 }  // namespace kiln::server

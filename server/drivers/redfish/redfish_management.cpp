@@ -369,7 +369,7 @@ std::string_view redfishMediaType(std::string_view deviceType) {
 constexpr const char* kAttachedKey = "vmedia_attached";
 
 /// Downloads `url` into a new file of [deploy] http_root that GET /v1/vmedia/{name} serves;
-/// returns the file's name.
+/// returns the file's name. Credentials as for the agent's image downloads (downloadRequest).
 Result<std::string> downloadForBmc(HttpClient& http, TaskContext& task, const std::string& url) {
   namespace fs = std::filesystem;
   const Config& config = *task.config;
@@ -380,8 +380,17 @@ Result<std::string> downloadForBmc(HttpClient& http, TaskContext& task, const st
   const fs::path path = fs::path(config.httpRoot) / name;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return internalError("Cannot write " + path.string());
-  HttpRequest request;
-  request.url = url;
+  // As Ironic's HttpImageService: the URL's own user information, else [deploy]
+  // image_server_* with http_basic; redirects followed, the credentials kept for the origin.
+  std::optional<BasicCredentials> configured;
+  if (config.imageServerAuthStrategy == "http_basic") {
+    configured = BasicCredentials{config.imageServerUser, config.imageServerPassword};
+  }
+  auto built = downloadRequest(url, configured);
+  if (!built) {
+    return invalid("Could not download the image " + maskUrl(url) + ": " + built.error().message);
+  }
+  HttpRequest request = std::move(*built);
   request.idleTimeout = std::chrono::seconds(60);
   auto response = http.stream(request, [&](std::string_view chunk) -> Result<void> {
     out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));

@@ -159,7 +159,7 @@ TEST_CASE("driver properties are not empty for any enabled hardware type",
   const S netboot{"deploy_kernel", "deploy_ramdisk", "kernel_append_params"};
   S ipmi = netboot;
   ipmi.insert({"ipmi_address", "ipmi_username", "ipmi_password", "ipmi_port", "ipmi_priv_level",
-               "ipmi_protocol_version"});
+               "ipmi_protocol_version", "ipmi_cipher_suite"});
   CHECK(keys("ipmi") == ipmi);
   S redfish = netboot;
   redfish.insert({"redfish_address", "redfish_system_id", "redfish_username", "redfish_password",

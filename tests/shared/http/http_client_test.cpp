@@ -28,6 +28,7 @@
 
 #include "shared/http/http_client.h"
 #include "shared/http/url.h"
+#include "tests/support/http_file_server.h"
 #include "tests/support/redfish_test_server.h"
 
 using namespace kiln;
@@ -716,4 +717,37 @@ TEST_CASE("HttpClient speaks TLS with SNI and verifies the certificate", "[share
     CHECK(response.error().code == ErrorCode::InvalidArgument);
     CHECK_THAT(response.error().message, Catch::Contains("/nonexistent/ca.pem"));
   }
+}
+
+TEST_CASE("HttpClient sends no credentials over a redirect from https to http",
+          "[shared][http][tls][redirect][credentials]") {
+  TestCertificate cert;
+  test::HttpFileServer plain;
+  REQUIRE(plain.start());
+  plain.serveData("/image.raw", "PLAIN");
+  std::mutex mutex;
+  std::string firstRequest;
+  RawServer tls(
+      [&](Conn& conn) {
+        const std::string text = conn.readRequest();
+        {
+          std::lock_guard lock(mutex);
+          firstRequest = text;
+        }
+        conn.write("HTTP/1.1 302 Found\r\nLocation: http://localhost:" +
+                   std::to_string(plain.port()) + "/image.raw\r\nContent-Length: 0\r\n\r\n");
+      },
+      cert.ctx);
+  HttpRequest r = get("https://localhost:" + std::to_string(tls.port()) + "/image.raw");
+  r.caFile = cert.pemFile.string();
+  r.basicAuth = BasicCredentials{"alice", "s3cret"};
+  r.maxRedirects = 3;
+  auto response = makeHttpClient()->send(r);
+  REQUIRE(response);
+  CHECK(response->body == "PLAIN");
+  {
+    std::lock_guard lock(mutex);
+    CHECK_THAT(firstRequest, Catch::Contains("Authorization: Basic "));
+  }
+  CHECK(plain.authorizations("/image.raw") == std::vector<std::string>{""});
 }

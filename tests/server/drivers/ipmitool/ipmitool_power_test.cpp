@@ -222,3 +222,21 @@ TEST_CASE("makeIpmitoolInterfaces returns the ipmitool power and management impl
   CHECK(dynamic_cast<IpmitoolManagement*>(impls[1].get()));
   CHECK(makeIpmitoolInterfaces(nullptr).size() == 2);
 }
+
+TEST_CASE("makeIpmitoolInterfaces runs ipmitool with the options it is given",
+          "[server][ipmitool]") {
+  IpmiFixture f;
+  f.expect(kStatus, "wrong_password_ipmi_sim").expect(kStatus, "wrong_password_ipmi_sim");
+  auto impls =
+      makeIpmitoolInterfaces(f.runner, IpmitoolOptions{.attempts = 2,
+                                                       .retryDelay = std::chrono::milliseconds(0),
+                                                       .commandTimeout = std::chrono::seconds(7)});
+  auto* power = dynamic_cast<IpmitoolPower*>(impls.at(0).get());
+  REQUIRE(power);
+  auto state = power->getPowerState(f.task);
+  REQUIRE_FALSE(state);
+  CHECK_THAT(state.error().message, Catch::EndsWith("[2 attempts]"));
+  CHECK(f.waited().count() == 0);
+  for (const auto& c : f.runner->received()) CHECK(c.timeout == seconds(7));
+  test::checkAllConsumed(*f.runner);
+}

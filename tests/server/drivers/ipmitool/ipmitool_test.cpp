@@ -111,6 +111,10 @@ TEST_CASE("classifyIpmitoolFailure tells transient session failures from refusal
         IpmitoolFailure::Transient);
   CHECK(classifyIpmitoolFailure(fixtureErr("power_status_node_busy")) ==
         IpmitoolFailure::Transient);
+  // Without -v, ipmitool says no more about a wrong password than about an unanswered session
+  // request (recorded from ipmi_sim): retried, as Ironic retries it.
+  CHECK(classifyIpmitoolFailure(fixtureErr("wrong_password_ipmi_sim")) ==
+        IpmitoolFailure::Transient);
   SECTION("credentials and names are not retried") {
     CHECK(classifyIpmitoolFailure(fixtureErr("rakp_unauthorized_name")) ==
           IpmitoolFailure::Connection);
@@ -122,6 +126,8 @@ TEST_CASE("classifyIpmitoolFailure tells transient session failures from refusal
     CHECK(classifyIpmitoolFailure(fixtureErr("power_soft_not_supported")) ==
           IpmitoolFailure::Command);
     CHECK(classifyIpmitoolFailure(fixtureErr("raw_invalid_command")) == IpmitoolFailure::Command);
+    CHECK(classifyIpmitoolFailure(fixtureErr("power_on_insufficient_privilege_ipmi_sim")) ==
+          IpmitoolFailure::Command);
     CHECK(classifyIpmitoolFailure("Invalid privilege level FOO\n"
                                   "Error: Unable to establish IPMI v2 / RMCP+ session\n") ==
           IpmitoolFailure::Command);
@@ -200,6 +206,33 @@ TEST_CASE("parseIpmiDriverInfo accepts protocol versions 1.5 and 2.0 only", "[se
              Catch::Contains("\"2\""));
 }
 
+TEST_CASE("parseIpmiDriverInfo accepts a cipher suite number for IPMI 2.0 only",
+          "[server][ipmitool]") {
+  for (const json& suite : {json(3), json("3"), json(17), json("17"), json(0), json(255)}) {
+    INFO("ipmi_cipher_suite: " << suite.dump());
+    auto info = parseIpmiDriverInfo({{"ipmi_address", "a"}, {"ipmi_cipher_suite", suite}});
+    REQUIRE(info);
+    CHECK(info->cipherSuite ==
+          (suite.is_string() ? std::stoi(suite.get<std::string>()) : suite.get<int>()));
+  }
+  CHECK_FALSE(parseIpmiDriverInfo({{"ipmi_address", "a"}})->cipherSuite);
+  CHECK_FALSE(parseIpmiDriverInfo({{"ipmi_address", "a"}, {"ipmi_cipher_suite", ""}})->cipherSuite);
+  CHECK_FALSE(
+      parseIpmiDriverInfo({{"ipmi_address", "a"}, {"ipmi_cipher_suite", nullptr}})->cipherSuite);
+  CHECK(driverInfoError({{"ipmi_address", "a"}, {"ipmi_cipher_suite", "aes"}}) ==
+        "Invalid cipher suite aes, expected a number");
+  for (const json& suite :
+       {json(-1), json(256), json(3.5), json(true), json("1 7"), json("9999"), json::array()}) {
+    INFO("ipmi_cipher_suite: " << suite.dump());
+    CHECK_THAT(
+        driverInfoError({{"ipmi_address", "a"}, {"ipmi_cipher_suite", suite}}),
+        Catch::StartsWith("Invalid cipher suite ") && Catch::EndsWith(", expected a number"));
+  }
+  CHECK(driverInfoError(
+            {{"ipmi_address", "a"}, {"ipmi_protocol_version", "1.5"}, {"ipmi_cipher_suite", 3}}) ==
+        "Cipher suites cannot be used with IPMI 1.5");
+}
+
 TEST_CASE("parseIpmiDriverInfo rejects non-string credentials without echoing a password",
           "[server][ipmitool]") {
   CHECK(driverInfoError({{"ipmi_address", 42}}) ==
@@ -244,6 +277,15 @@ TEST_CASE("Ipmitool passes port, user and privilege level when driver_info has t
                                {"chassis", "bootdev", "pxe"});
   CHECK(c.argv == Args{"ipmitool", "-I", "lanplus", "-H", "10.0.0.9", "-p", "6230", "-U", "ops",
                        "-L", "OPERATOR", "-E", "-R", "1", "chassis", "bootdev", "pxe"});
+}
+
+TEST_CASE("Ipmitool passes the cipher suite with -C when driver_info names one",
+          "[server][ipmitool]") {
+  json info = test::ipmiDriverInfo();
+  info["ipmi_cipher_suite"] = "3";
+  CHECK(commandFor(info).argv == Args{"ipmitool", "-I", "lanplus", "-H", "10.20.30.40", "-U",
+                                      "admin", "-C", "3", "-E", "-R", "1", "chassis", "power",
+                                      "status"});
 }
 
 TEST_CASE("Ipmitool leaves out -E and the environment when there is no password",
@@ -300,6 +342,53 @@ TEST_CASE("Ipmitool reports Unavailable with ipmitool's stderr when every attemp
         "IPMI v2 / RMCP+ session [3 attempts]");
   CHECK_THAT(state.error().message, !Catch::Contains(std::string(test::kIpmiPassword)));
   test::checkAllConsumed(*f.runner);
+}
+
+TEST_CASE("Ipmitool quotes ipmitool's reason when ipmi_sim refuses the password",
+          "[server][ipmitool]") {
+  IpmiFixture f;
+  for (int i = 0; i < 3; ++i) f.expect({"chassis", "power", "on"}, "wrong_password_ipmi_sim");
+  auto done = Ipmitool(f.runner).powerControl(f.task, "on");
+  REQUIRE_FALSE(done);
+  CHECK(done.error().code == ErrorCode::Unavailable);
+  CHECK(done.error().message ==
+        "IPMI command \"chassis power on\" to BMC 10.20.30.40 of node "
+        "1be26c0b-03f2-4d2e-ae87-c02d7f33c123 failed (exit code 1): Unable to Get Channel Cipher "
+        "Suites; Error: Unable to establish IPMI v2 / RMCP+ session [3 attempts]");
+  CHECK_THAT(done.error().message, !Catch::Contains(std::string(test::kIpmiPassword)));
+  test::checkAllConsumed(*f.runner);
+}
+
+TEST_CASE("Ipmitool masks the node's password wherever ipmitool's output quotes it",
+          "[server][ipmitool]") {
+  const std::string password(test::kIpmiPassword);
+  const auto argv = IpmiFixture::argv({"chassis", "power", "status"});
+  SECTION("in stderr") {
+    IpmiFixture f;
+    f.runner->expect(argv, CommandOutput{1, "",
+                                         "Set Chassis Power Control failed: user admin/" +
+                                             password + " refused\n"});
+    auto state = Ipmitool(f.runner).powerStatus(f.task);
+    REQUIRE_FALSE(state);
+    CHECK_THAT(state.error().message,
+               Catch::EndsWith("(exit code 1): Set Chassis Power Control failed: user "
+                               "admin/****** refused"));
+  }
+  SECTION("in stdout, quoted when stderr is empty") {
+    IpmiFixture f;
+    f.runner->expect(argv, CommandOutput{1, password + "\n" + password, ""});
+    auto state = Ipmitool(f.runner).powerStatus(f.task);
+    REQUIRE_FALSE(state);
+    CHECK_THAT(state.error().message, Catch::EndsWith("(exit code 1): ******; ******"));
+  }
+  SECTION("across the bound on quoted output, where a cut would leave part of it") {
+    IpmiFixture f;
+    f.runner->expect(argv, CommandOutput{1, "", std::string(495, 'x') + password + "\n"});
+    auto state = Ipmitool(f.runner).powerStatus(f.task);
+    REQUIRE_FALSE(state);
+    CHECK_THAT(state.error().message, !Catch::Contains(password.substr(0, 4)));
+    CHECK_THAT(state.error().message, Catch::EndsWith("xxxxx*****..."));
+  }
 }
 
 TEST_CASE("Ipmitool honours a custom attempt count and delay", "[server][ipmitool]") {
