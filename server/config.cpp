@@ -3,30 +3,17 @@
 #include <ini.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <set>
-#include <sstream>
 
 #include "server/conductor/step_planner.h"
 #include "server/drivers/netboot/loader_files.h"
 #include "server/local_files.h"
 #include "shared/core/file.h"
 #include "shared/core/log.h"
+#include "shared/core/strings.h"
 
 namespace kiln::server {
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string hostname() {
   char buf[256] = {};
@@ -43,11 +30,11 @@ struct IniFile {
   std::map<std::string, std::map<std::string, std::string>> values;
 
   bool has(const std::string& section, const std::string& key) const {
-    auto s = values.find(lower(section));
+    auto s = values.find(asciiLower(section));
     return s != values.end() && s->second.count(key) > 0;
   }
   std::string get(const std::string& section, const std::string& key) const {
-    auto s = values.find(lower(section));
+    auto s = values.find(asciiLower(section));
     if (s == values.end()) return "";
     auto k = s->second.find(key);
     return k == s->second.end() ? "" : k->second;
@@ -56,8 +43,8 @@ struct IniFile {
 
 int collectHandler(void* user, const char* section, const char* name, const char* value) {
   auto* file = static_cast<IniFile*>(user);
-  const std::string sec = lower(section);
-  const std::string key = lower(name);
+  const std::string sec = asciiLower(section);
+  const std::string key = asciiLower(name);
   file->keys.emplace_back(sec, key);
   file->values[sec][key] = value ? value : "";
   return 1;
@@ -65,16 +52,7 @@ int collectHandler(void* user, const char* section, const char* name, const char
 
 }  // namespace
 
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    item = trim(item);
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
+std::vector<std::string> splitList(const std::string& text) { return splitTrimmed(text, ','); }
 
 Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   IniFile reader;
@@ -93,21 +71,19 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
                     int max) -> Result<void> {
     if (!reader.has(section, key)) return {};
     const std::string raw = trim(reader.get(section, key));
-    try {
-      size_t pos = 0;
-      const long v = std::stol(raw, &pos);
-      if (pos != raw.size() || v < min || v > max) throw std::out_of_range("range");
-      out = static_cast<int>(v);
-      return {};
-    } catch (const std::exception&) {
+    // As std::stol read it: a '+' sign is allowed.
+    const auto v = parseInt<int>(raw, min, max, IntSyntax::Strtol);
+    if (!v) {
       return invalid(where(section, key) + " must be an integer between " + std::to_string(min) +
                      " and " + std::to_string(max) + ", got '" + raw + "'");
     }
+    out = *v;
+    return {};
   };
   auto getBool = [&](const std::string& section, const std::string& key,
                      bool& out) -> Result<void> {
     if (!reader.has(section, key)) return {};
-    const std::string raw = lower(trim(reader.get(section, key)));
+    const std::string raw = asciiLower(trim(reader.get(section, key)));
     if (raw == "true" || raw == "1" || raw == "yes" || raw == "on") {
       out = true;
     } else if (raw == "false" || raw == "0" || raw == "no" || raw == "off") {
@@ -180,7 +156,7 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   KILN_TRY_VOID(getInt("conductor", "node_locked_retry_interval", c.nodeLockedRetryInterval, 0, 600));
   KILN_TRY_VOID(getInt("conductor", "periodic_interval", c.periodicInterval, 0, 3600));
   getString("conductor", "conductor_group", c.conductorGroup);
-  for (auto& ch : c.conductorGroup) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  c.conductorGroup = asciiLower(c.conductorGroup);
   if (c.conductorGroup.size() > 255 ||
       c.conductorGroup.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-.") !=
           std::string::npos) {
@@ -266,7 +242,7 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
     }
   }
   getString("deploy", "default_boot_mode", c.defaultBootMode);
-  c.defaultBootMode = lower(trim(c.defaultBootMode));
+  c.defaultBootMode = asciiLower(trim(c.defaultBootMode));
   if (c.defaultBootMode != "uefi" && c.defaultBootMode != "bios") {
     return invalid(where("deploy", "default_boot_mode") + " must be uefi or bios, got '" +
                    c.defaultBootMode + "'");
@@ -290,7 +266,7 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   c.ipmi.commandTimeout = std::chrono::seconds(ipmiTimeout);
 
   for (const auto& [key, raw] : reader.values["http_basic_roles"]) {
-    const std::string value = lower(trim(raw));
+    const std::string value = asciiLower(trim(raw));
     Role role;
     if (value == "admin") {
       role = Role::Admin;

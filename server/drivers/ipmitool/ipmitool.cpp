@@ -130,9 +130,8 @@ Result<std::optional<int>> parseCipherSuite(const json& info, const std::string&
   long long suite = -1;
   if (it->is_number_integer()) {
     suite = it->get<long long>();
-  } else if (it->is_string() && !shown.empty() && shown.size() <= 3 &&
-             shown.find_first_not_of("0123456789") == std::string::npos) {
-    suite = std::stoll(shown);
+  } else if (const auto n = parseInt<unsigned>(shown); it->is_string() && n && shown.size() <= 3) {
+    suite = *n;
   } else if (it->is_string() && shown.empty()) {
     return std::nullopt;
   }
