@@ -12,6 +12,7 @@
 #include "shared/core/secrets.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
+#include "shared/net/mac.h"
 #include "server/model/versions.h"
 
 namespace kiln::server {
@@ -271,16 +272,11 @@ std::string pyStr(const Json& value) {
 }  // namespace
 
 Result<std::string> normalizeMac(std::string_view mac, std::string_view field) {
-  bool ok = mac.size() == 17;
-  for (size_t i = 0; ok && i < mac.size(); ++i) {
-    ok = (i % 3 == 2) ? mac[i] == ':' : isHex(mac[i]);
-  }
-  if (!ok) {
+  auto out = net::parseMac(mac);  // ':' only, as Ironic's validate_and_normalize_mac
+  if (!out) {
     return invalid("Expected valid MAC address for " + std::string(field) + ": " + std::string(mac));
   }
-  std::string out(mac);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+  return std::move(*out);
 }
 
 // ---- ports ---------------------------------------------------------------------------------

@@ -24,6 +24,9 @@ TEST_CASE("trim removes the given characters at both ends only", "[shared][strin
 TEST_CASE("asciiLower and asciiUpper change ASCII letters only", "[shared][strings]") {
   CHECK(asciiLower("AbC-1\xC3\x89") == "abc-1\xC3\x89");
   CHECK(asciiUpper("get, Patch\xC3\xA9") == "GET, PATCH\xC3\xA9");
+  CHECK(asciiLower('Q') == 'q');
+  CHECK(asciiLower('-') == '-');
+  CHECK(asciiLower('\xC3') == '\xC3');
   CHECK(equalsIgnoreCase("Basic", "bASIC"));
   CHECK_FALSE(equalsIgnoreCase("Basic", "Basic "));
 }
