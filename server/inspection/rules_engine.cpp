@@ -1,7 +1,5 @@
 #include "server/inspection/rules_engine.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -14,6 +12,7 @@
 #include "server/model/trait.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
+#include "shared/net/ip.h"
 
 namespace kiln::server {
 namespace {
@@ -446,62 +445,6 @@ Result<std::string> operationName(const Json& operation) {
 
 // ---- conditions ------------------------------------------------------------------------------
 
-struct IpAddress {
-  int family = 0;  ///< 4 or 6
-  unsigned char bytes[16] = {};
-};
-
-std::optional<IpAddress> parseIpAddress(const std::string& text) {
-  IpAddress a;
-  if (inet_pton(AF_INET, text.c_str(), a.bytes) == 1) {
-    a.family = 4;
-    return a;
-  }
-  if (inet_pton(AF_INET6, text.c_str(), a.bytes) == 1) {
-    a.family = 6;
-    return a;
-  }
-  return std::nullopt;
-}
-
-struct IpNetwork {
-  IpAddress base;
-  int prefix = 0;
-};
-
-/// netaddr.IPNetwork's forms: "addr/len", "v4addr/netmask", a bare address (one host).
-std::optional<IpNetwork> parseIpNetwork(const std::string& text) {
-  const size_t slash = text.find('/');
-  auto base = parseIpAddress(text.substr(0, slash));
-  if (!base) return std::nullopt;
-  const int bits = base->family == 4 ? 32 : 128;
-  IpNetwork net{*base, bits};
-  if (slash == std::string::npos) return net;
-  const std::string suffix = text.substr(slash + 1);
-  if (allDigits(suffix) && suffix.size() <= 3) {
-    net.prefix = std::stoi(suffix);
-    if (net.prefix > bits) return std::nullopt;
-    return net;
-  }
-  auto mask = base->family == 4 ? parseIpAddress(suffix) : std::nullopt;
-  if (!mask || mask->family != 4) return std::nullopt;
-  uint32_t m = 0;
-  for (int k = 0; k < 4; ++k) m = (m << 8) | mask->bytes[k];
-  const int ones = __builtin_popcount(m);
-  if (ones != 32 && (m << ones) != 0) return std::nullopt;  // not contiguous
-  net.prefix = ones;
-  return net;
-}
-
-bool inNetwork(const IpAddress& a, const IpNetwork& net) {
-  if (a.family != net.base.family) return false;
-  for (int bit = 0; bit < net.prefix; ++bit) {
-    const unsigned char m = static_cast<unsigned char>(0x80 >> (bit % 8));
-    if ((a.bytes[bit / 8] & m) != (net.base.bytes[bit / 8] & m)) return false;
-  }
-  return true;
-}
-
 /// Subjects longer than this are not matched: std::regex recurses per character and would
 /// exhaust a worker's stack on very long text.
 constexpr size_t kMaxRegexSubject = 4096;
@@ -653,11 +596,12 @@ Result<bool> evalOperator(const std::string& op, const Json& args) {
   if (op == "in-net") {
     const std::string subnet = pyStr(argOr(args, "subnet", kNull));
     const std::string address = pyStr(argOr(args, "address", kNull));
-    auto net = parseIpNetwork(subnet);
-    if (!net) return executionFailure("invalid value: invalid IPNetwork " + subnet);
-    auto ip = parseIpAddress(address);
+    // netaddr.IPNetwork's forms: "addr/len", "v4addr/netmask", a bare address (one host).
+    const auto network = net::parseIpNetwork(subnet);
+    if (!network) return executionFailure("invalid value: invalid IPNetwork " + subnet);
+    const auto ip = net::parseIpAddress(address);
     if (!ip) return pythonError("failed to detect a valid IP address from '" + address + "'");
-    return inNetwork(*ip, *net);
+    return network->contains(*ip);
   }
   if (op == "matches" || op == "contains") {
     return regexCheck(value, argOr(args, "regex", kNull), op == "matches");
