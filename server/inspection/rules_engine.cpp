@@ -8,6 +8,7 @@
 #include <optional>
 #include <regex>
 
+#include "server/model/capabilities.h"
 #include "server/model/inspection_rule.h"
 #include "server/model/trait.h"
 #include "shared/core/strings.h"
@@ -705,32 +706,15 @@ std::vector<std::string> splitAttributePath(const std::string& path) {
     while (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
     while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   }
-  size_t start = 0;
-  while (true) {
-    const size_t at = rest.find(sep, start);
-    parts.emplace_back(rest.substr(start, at == std::string_view::npos ? std::string_view::npos
-                                                                       : at - start));
-    if (at == std::string_view::npos) break;
-    start = at + 1;
-  }
+  for (const std::string_view part : split(rest, sep)) parts.emplace_back(part);
   return parts;
 }
 
-/// Python's text.split(sep).
-std::vector<std::string> splitOn(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t at = text.find(sep, start);
-    parts.push_back(text.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) break;
-    start = at + 1;
-  }
-  return parts;
+/// The plugin-data actions' paths are dotted (update_nested_dict): Python's path.split('.').
+std::vector<std::string> splitDotted(const std::string& path) {
+  const auto parts = split(path, '.');
+  return {parts.begin(), parts.end()};
 }
-
-/// The plugin-data actions' paths are dotted (update_nested_dict).
-std::vector<std::string> splitDotted(const std::string& path) { return splitOn(path, '.'); }
 
 /// Walks dictionaries from `root` through parts[from, to), creating missing ones (setdefault).
 /// Null when a step is not a dictionary; `why` says which.
@@ -1014,24 +998,16 @@ Result<void> runAction(const Json& action, ActionContext& ctx) {
       if (!value.is_string()) {
         return failure("the value must be a string, not " + pyTypeName(value));
       }
-      const std::string entry = name + ":" + value.get<std::string>();
+      std::string current;
       if (caps != properties.end() && pyTruthy(*caps)) {
         if (!caps->is_string()) return failure("capabilities is not a string");
-        properties["capabilities"] = caps->get<std::string>() + "," + entry;
-      } else {
-        properties["capabilities"] = entry;
+        current = caps->get<std::string>();
       }
+      properties["capabilities"] = addCapability(current, name, value.get<std::string>());
     } else {
       const Json current = caps == properties.end() ? Json("") : *caps;
       if (!current.is_string()) return failure("capabilities is not a string");
-      std::string kept;
-      bool first = true;
-      for (const auto& cap : splitOn(current.get<std::string>(), ',')) {
-        if (cap.rfind(name + ":", 0) == 0) continue;
-        kept += (first ? "" : ",") + cap;
-        first = false;
-      }
-      properties["capabilities"] = kept;
+      properties["capabilities"] = unsetCapability(current.get<std::string>(), name);
     }
     ctx.node.changed = true;
     return {};

@@ -6,6 +6,7 @@
 #include "server/drivers/agent/agent_session.h"
 #include "server/drivers/agent/config_drive.h"
 #include "server/drivers/fake/fake_interfaces.h"
+#include "server/model/capabilities.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
@@ -298,20 +299,9 @@ void applyInventory(json& properties, const json& inventory) {
   if (auto boot = inventory.find("boot"); boot != inventory.end() && boot->is_object() &&
                                           boot->contains("current_boot_mode") &&
                                           (*boot)["current_boot_mode"].is_string()) {
-    // capabilities is Ironic's "key:value,key:value" string.
-    std::string caps = properties.value("capabilities", "");
-    std::string merged;
-    size_t pos = 0;
-    while (pos <= caps.size()) {
-      size_t comma = caps.find(',', pos);
-      if (comma == std::string::npos) comma = caps.size();
-      std::string item = caps.substr(pos, comma - pos);
-      if (!item.empty() && item.rfind("boot_mode:", 0) != 0) merged += (merged.empty() ? "" : ",") + item;
-      pos = comma + 1;
-    }
-    merged += (merged.empty() ? "" : ",") + std::string("boot_mode:") +
-              (*boot)["current_boot_mode"].get<std::string>();
-    properties["capabilities"] = merged;
+    properties["capabilities"] =
+        setCapability(properties.value("capabilities", ""), "boot_mode",
+                      (*boot)["current_boot_mode"].get_ref<const std::string&>());
   }
 }
 

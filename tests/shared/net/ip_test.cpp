@@ -29,10 +29,10 @@ TEST_CASE("parseIpAddress reads IPv4 and IPv6 as inet_pton does", "[shared][net]
 
 TEST_CASE("parseIpAddress refuses zones, brackets, spaces and malformed parts",
           "[shared][net][ip]") {
-  for (const std::string& text : std::initializer_list<std::string>
-       {"", "fe80::1%eth0", "[fd00::1]", " 10.0.0.1", "10.0.0.1 ", "10.0.0", "10.0.0.256",
-        "010.0.0.1", "10.0.0.1/24", "fd00::1::2", "fd00:::1", "g::1", "1.2.3.4.5", "0x0a.0.0.1",
-        std::string("10.0.0.1\0junk", 13)}) {
+  for (const std::string& text : std::initializer_list<std::string>{
+           "", "fe80::1%eth0", "[fd00::1]", " 10.0.0.1", "10.0.0.1 ", "10.0.0", "10.0.0.256",
+           "010.0.0.1", "10.0.0.1/24", "fd00::1::2", "fd00:::1", "g::1", "1.2.3.4.5", "0x0a.0.0.1",
+           std::string("10.0.0.1\0junk", 13)}) {
     INFO(text);
     CHECK_FALSE(parseIpAddress(text));
     CHECK_FALSE(isIpv4(text));
@@ -40,8 +40,7 @@ TEST_CASE("parseIpAddress refuses zones, brackets, spaces and malformed parts",
   }
 }
 
-TEST_CASE("netmaskPrefix counts leading ones and refuses a one after a zero",
-          "[shared][net][ip]") {
+TEST_CASE("netmaskPrefix counts leading ones and refuses a one after a zero", "[shared][net][ip]") {
   CHECK(netmaskPrefix("255.255.255.0") == 24);
   CHECK(netmaskPrefix("255.255.255.255") == 32);
   CHECK(netmaskPrefix("0.0.0.0") == 0);
@@ -70,9 +69,9 @@ TEST_CASE("parseIpNetwork reads netaddr's prefix, netmask and bare-address forms
   CHECK(parseIpNetwork("0.0.0.0/0")->prefix == 0);
   CHECK(parseIpNetwork("10.0.0.0/032")->prefix == 32);
   for (const char* text :
-       {"10.0.0.0/33", "fd00::/129", "fd00::/ffff::", "10.0.0.0/", "10.0.0.0/0024",
-        "10.0.0.0/+8", "10.0.0.0/-0", "10.0.0.0/ 8", "10.0.0.0/255.0.255.0",
-        "10.0.0.0/8/8", "/8", "", "fe80::1%eth0/64", "10.0.0.0/4294967304"}) {
+       {"10.0.0.0/33", "fd00::/129", "fd00::/ffff::", "10.0.0.0/", "10.0.0.0/0024", "10.0.0.0/+8",
+        "10.0.0.0/-0", "10.0.0.0/ 8", "10.0.0.0/255.0.255.0", "10.0.0.0/8/8", "/8", "",
+        "fe80::1%eth0/64", "10.0.0.0/4294967304"}) {
     INFO(text);
     CHECK_FALSE(parseIpNetwork(text));
   }
