@@ -6,6 +6,7 @@
 
 #include "agent/dns_resolver.h"
 #include "shared/core/base64.h"
+#include "shared/core/log.h"
 #include "shared/core/strings.h"
 
 namespace kiln::agent {
@@ -140,6 +141,10 @@ Result<AgentConfig> parseAgentArgs(std::span<const std::string> args, std::strin
       c.sysRoot = KILN_TRY(value());
     } else if (opt == "--log-level") {
       c.logLevel = KILN_TRY(value());
+      if (!parseLogLevel(c.logLevel)) {
+        return invalid("--log-level must be trace, debug, info, warning or error, got '" +
+                       c.logLevel + "'");
+      }
     } else if (opt == "--api-ca-file" || opt == "--cafile") {
       handCaFile = KILN_TRY(value());
       if (handCaFile.empty()) return invalid(opt + " needs a path");
