@@ -7,10 +7,12 @@ may include its own layer and the layers listed for it; system headers (<...>) a
 An exception is written down in EXCEPTIONS with the reason, where a reviewer sees it.
 
 Usage: scripts/check-layers.py [REPO_ROOT]     (exit 1 and a list of offending lines)
+       scripts/check-layers.py --self-test     (the check finds edges planted in a tree)
 """
 import os
 import re
 import sys
+import tempfile
 
 # Layer -> the layers its files may include (besides their own). Bottom-up.
 LAYERS = {
@@ -89,7 +91,33 @@ def check(root):
     return problems
 
 
+def self_test():
+    """Plants two forbidden edges and one allowed one in a temporary tree: the check must
+    report exactly the two forbidden ones (so the ctest `layers` can fail)."""
+    planted = {
+        "server/model/planted.h": '#include "server/storage/storage.h"\n',       # upward
+        "agent/planted.cpp": '#include "server/api/api_service.h"\n',            # across
+        "server/storage/planted.cpp": '#include "server/model/planted.h"\n',     # allowed
+        "server/api/planted.cpp": '#include <vector>\n#include "planted.h"\n',  # not checked
+    }
+    with tempfile.TemporaryDirectory() as root:
+        for rel, text in planted.items():
+            os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+        problems = check(root)
+    expected = ["server/model/planted.h:1:", "agent/planted.cpp:1:"]
+    found = sorted(p.split(" ")[0] for p in problems)
+    if found != sorted(expected):
+        print("self-test: expected %s, the check reported %s" % (expected, problems))
+        return 1
+    print("self-test: the check reports the planted edges")
+    return 0
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     problems = check(os.path.abspath(root))
     for p in problems:

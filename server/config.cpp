@@ -6,8 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "server/conductor/step_planner.h"
-#include "server/drivers/netboot/loader_files.h"
+#include "server/config/option_values.h"
 #include "server/local_files.h"
 #include "shared/core/file.h"
 #include "shared/core/log.h"

@@ -17,8 +17,8 @@
 #include <variant>
 #include <vector>
 
-#include "server/drivers/interface_types.h"
-#include "server/drivers/ipmitool/ipmitool_options.h"
+#include "server/config/ipmitool_options.h"
+#include "server/model/interface_type.h"
 #include "shared/core/error.h"
 
 namespace kiln::server {

@@ -7,6 +7,7 @@
 #include "server/api/handler_support.h"
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
+#include "server/storage/queries/bios_settings.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 #include "server/model/versions.h"

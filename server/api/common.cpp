@@ -134,12 +134,15 @@ Result<Record> recordFromBody(const Schema& schema, const Json& body, int versio
   Record record = defaultRecord(schema);
   for (auto it = body.begin(); it != body.end(); ++it) {
     const int idx = schema.indexOf(it.key());
-    if (idx < 0 || !schema[idx].has(kCreatable)) {
+    const Json& v = it.value();
+    // A null taken as the default is "not given", also for a field POST cannot otherwise set.
+    const bool nullIsDefault = idx >= 0 && v.is_null() && schema[idx].has(kNullMeansDefault) &&
+                               !schema[idx].has(kNullRefusedOnCreate);
+    if (idx < 0 || (!schema[idx].has(kCreatable) && !nullIsDefault)) {
       return invalid(prefix + "Additional properties are not allowed ('" + it.key() +
                      "' was unexpected)");
     }
     const auto& f = schema[idx];
-    const Json& v = it.value();
     const bool emptyString = v.is_string() && v.get_ref<const std::string&>().empty();
     const bool empty = rule == NewerFields::EmptyAccepted ? v.is_null() || emptyString
                        : f.name == "conductor_group"      ? emptyString
@@ -150,13 +153,15 @@ Result<Record> recordFromBody(const Schema& schema, const Json& body, int versio
                   "Request not acceptable. Field " + it.key() +
                       " requires API version 1." + std::to_string(f.since) + " or later.");
     }
+    if (v.is_null() && f.has(kNullRefusedOnCreate)) return std::unexpected(nullRefusedError(f));
+    if (nullIsDefault) continue;
     record[idx] = KILN_TRY(valueFromJson(v, f));
   }
   return record;
 }
 
-Result<Record> patchRecord(const Schema& schema, const Record& record, const Patch& patch,
-                           int version, NewerFields rule) {
+Result<void> checkPatchPaths(const Schema& schema, const Patch& patch, int version,
+                             NewerFields rule) {
   std::vector<std::string> allowed;
   for (size_t i = 0; i < schema.size(); ++i) {
     if (schema[i].has(kPatchable)) allowed.emplace_back(schema[i].name);
@@ -177,6 +182,12 @@ Result<Record> patchRecord(const Schema& schema, const Record& record, const Pat
                       " or later.");
     }
   }
+  return {};
+}
+
+Result<Record> patchRecord(const Schema& schema, const Record& record, const Patch& patch,
+                           int version, NewerFields rule) {
+  KILN_TRY_VOID(checkPatchPaths(schema, patch, version, rule));
   Json doc = recordToJson(schema, record);
   KILN_TRY_VOID(applyPatch(doc, patch));
   Record out = record;
@@ -184,6 +195,10 @@ Result<Record> patchRecord(const Schema& schema, const Record& record, const Pat
     const auto& f = schema[i];
     if (!f.has(kPatchable) || !patchTouches(patch, f.name)) continue;
     auto it = doc.find(std::string(f.name));
+    // A field the patch leaves null (not a removed one) may be refused.
+    if (it != doc.end() && it->is_null() && f.has(kNullRefusedOnPatch)) {
+      return std::unexpected(nullRefusedError(f));
+    }
     const Json value = it == doc.end() ? Json() : *it;
     // A removed (or nulled) non-nullable field returns to its default: false, "" or {}.
     if (value.is_null() && f.type == FieldType::Bool && !f.has(kNullable)) {

@@ -14,7 +14,7 @@
 #include "server/api/http.h"
 #include "server/api/json_patch.h"
 #include "server/api/router.h"
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/storage/storage.h"
 #include "shared/core/error.h"
 #include "shared/json/json_fwd.h"
@@ -89,17 +89,24 @@ enum class NewerFields {
 };
 
 /// Builds a record from a POST body: the body must be an object whose keys are creatable
-/// fields of the schema; fields newer than the version with values `rule` does not take give
-/// 406; types are checked; `required` keys must be present. `what` names the object in
-/// messages ("node").
+/// fields of the schema (or fields that take null as their default, with null); fields newer
+/// than the version with values `rule` does not take give 406; a null follows the field's null
+/// flags (record.h); types are checked; `required` keys must be present. `what` names the
+/// object in messages ("node").
 Result<Record> recordFromBody(const Schema& schema, const Json& body, int version,
                               std::initializer_list<std::string_view> required,
                               std::string_view what, NewerFields rule = NewerFields::EmptyAccepted);
 
-/// Applies an Ironic PATCH to a copy of `record`: every op's root must be a patchable field
-/// visible at the version ("Cannot patch /x. Only the following can be updated: ..."), the
-/// ops apply in order, and each patchable field is read back with type checks (a removed root
-/// field returns to its default). The result still needs resource-specific validation.
+/// Checks that every op's root is a patchable field visible at the version ("Cannot patch /x.
+/// Only the following can be updated: ...", or 406): the first step of patchRecord, for
+/// handlers that check the patch's values themselves before applying it.
+Result<void> checkPatchPaths(const Schema& schema, const Patch& patch, int version,
+                             NewerFields rule = NewerFields::EmptyAccepted);
+
+/// Applies an Ironic PATCH to a copy of `record`: checkPatchPaths, then the ops apply in order,
+/// and each patchable field is read back with type checks (a removed root field returns to its
+/// default; a null follows the field's null flags, record.h). The result still needs
+/// resource-specific validation.
 Result<Record> patchRecord(const Schema& schema, const Record& record, const Patch& patch,
                            int version, NewerFields rule = NewerFields::EmptyAccepted);
 

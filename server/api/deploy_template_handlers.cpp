@@ -84,6 +84,11 @@ Result<ApiResponse> DeployTemplateHandlers::show(RequestContext& ctx) {
 
 Result<ApiResponse> DeployTemplateHandlers::create(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
+  // Ironic's schema takes a description (a string or null) that its DeployTemplate object has
+  // no field for, and drops it. Kiln stores none either: it drops a null one and refuses text.
+  if (auto it = body.find("description"); body.is_object() && it != body.end() && it->is_null()) {
+    body.erase(it);
+  }
   if (body.is_object() && body.contains("name")) KILN_TRY_VOID(validateTemplateName(body["name"], "template"));
   if (body.is_object() && body.contains("steps")) {
     body["steps"] = KILN_TRY(validateTemplateSteps(body["steps"], "template"));

@@ -9,6 +9,7 @@
 #include "server/api/handler_support.h"
 #include "server/model/firmware_component.h"
 #include "server/model/versions.h"
+#include "server/storage/queries/firmware_components.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 

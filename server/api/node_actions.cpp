@@ -7,6 +7,7 @@
 #include "server/conductor/provision_state_machine.h"
 #include "server/drivers/agent/config_drive.h"
 #include "server/model/deploy_template.h"
+#include "server/storage/queries/runbooks.h"
 #include "shared/core/secrets.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"

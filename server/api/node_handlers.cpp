@@ -36,6 +36,32 @@ ListOptions nodeListOptions(bool detailPath, int maxLimit) {
   return opts;
 }
 
+/// Ironic's node controller reads some values of a PATCH before applying it and refuses a
+/// null network_data (validate_network_data), parent_node (authorize_node_link_patch) or name
+/// (_check_names_acceptable) in its own words, in that order. The node's field table refuses
+/// the three too (kNullRefusedOnPatch); these are the messages.
+Result<void> refuseNullPatchValues(const Patch& patch, const std::string& ident) {
+  auto nulled = [&](std::string_view path) {
+    for (size_t i = 0; i < patch.ops.size(); ++i) {
+      if (patch.ops[i].path == path && patch.ops[i].op != "remove" && patch.values[i].is_null()) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (nulled("/network_data")) {
+    return invalid("Invalid network_data: None is not of type 'object' ");
+  }
+  if (nulled("/parent_node")) {
+    return invalid(
+        "Unable to apply the requested parent_node 'None'. Requested value was invalid.");
+  }
+  if (nulled("/name")) {
+    return invalid("Node " + ident + ": Cannot change name to invalid name 'None'");
+  }
+  return {};
+}
+
 Result<void> validateConductorGroup(Record& node) {
   if (node[kNodeConductorGroup].isNull()) {
     node.setText(kNodeConductorGroup, "");
@@ -382,7 +408,7 @@ Result<void> NodeHandlers::checkCommonFields(Transaction& tx, Record& node, cons
     if (parsed) KILN_TRY(parseRaidConfig(*parsed));
   }
   if (creating && !node.flag(kNodeRetired) && !node[kNodeRetiredReason].isNull()) {
-    return invalid("Cannot set retired_reason without retired set to True");
+    return invalid("The retired_reason field can only be set when retired is True");
   }
   if (!node[kNodeInstanceName].isNull() && node.str(kNodeInstanceName).empty()) {
     return invalid("Schema error for " + std::string(creating ? "node" : "patch") +
@@ -461,9 +487,16 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
         return conflict("Cannot update node \"" + before.uuid() + "\" while it is in state \"inspecting\".");
       }
     }
+    KILN_TRY_VOID(checkPatchPaths(nodeSchema(), patch, ctx.version, NewerFields::IronicNode));
+    KILN_TRY_VOID(refuseNullPatchValues(patch, ident));
     Record node = KILN_TRY(patchRecord(nodeSchema(), before, patch, ctx.version,
                                            NewerFields::IronicNode));
     KILN_TRY_VOID(checkCommonFields(tx, node, ident, false));
+    // Ironic's _update_changed_fields: taking a node out of its chassis needs 1.25.
+    if (!ctx.atLeast(ver::k25UnsetChassisUuid) && !before[kNodeChassisUuid].isNull() &&
+        node[kNodeChassisUuid].isNull()) {
+      return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
+    }
 
     bool interfacesChanged = false;
     for (const auto& info : kInterfaceTypes) {
@@ -517,7 +550,7 @@ Result<ApiResponse> NodeHandlers::update(RequestContext& ctx) {
     }
     if (patchTouches(patch, "retired_reason") && !node.flag(kNodeRetired) &&
         !node[kNodeRetiredReason].isNull()) {
-      return invalid("Cannot set retired_reason without retired set to True");
+      return invalid("The retired_reason field can only be set when retired is True");
     }
     // 1.104: a change of instance_info names the instance after its display_name when the
     // node has no instance_name yet (Ironic's update_node).

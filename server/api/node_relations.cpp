@@ -10,6 +10,7 @@
 #include "server/model/node.h"
 #include "server/model/node_inventory.h"
 #include "server/model/versions.h"
+#include "server/storage/queries/node_inventory.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {

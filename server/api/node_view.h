@@ -9,7 +9,7 @@
 
 #include "server/api/router.h"
 #include "server/conductor/conductor_registry.h"
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "shared/json/json_writer.h"
 
 namespace kiln::server {

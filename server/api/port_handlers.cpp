@@ -403,8 +403,8 @@ Result<ApiResponse> PortHandlers::create(RequestContext& ctx) {
   }
   Record port = KILN_TRY(recordFromBody(portSchema(), body, ctx.version, {"address", "node_uuid"}, "port"));
   KILN_TRY_VOID(assignUuid(port));
-  // Defaults Ironic applies when the body leaves them out.
-  if (!body.contains("pxe_enabled") || body["pxe_enabled"].is_null()) port.setBool(kPortPxeEnabled, true);
+  // Defaults Ironic applies when the body leaves them out (a null pxe_enabled is refused).
+  if (!body.contains("pxe_enabled")) port.setBool(kPortPxeEnabled, true);
   if (!body.contains("available_for_dynamic_portgroup")) {
     port.setBool(kPortAvailableForDynamicPortgroup, true);
   }
@@ -540,9 +540,7 @@ Result<ApiResponse> PortHandlers::createPortgroup(RequestContext& ctx) {
   Json body = KILN_TRY(parseJsonBody(ctx));
   Record pg = KILN_TRY(recordFromBody(pgSchema(), body, ctx.version, {"node_uuid"}, "portgroup"));
   KILN_TRY_VOID(assignUuid(pg));
-  if (!body.contains("standalone_ports_supported") || body["standalone_ports_supported"].is_null()) {
-    pg.setBool(kPgStandalonePortsSupported, true);
-  }
+  if (!body.contains("standalone_ports_supported")) pg.setBool(kPgStandalonePortsSupported, true);
   return inTransaction(deps_.storage, Mode::Write, [&](Transaction& tx) -> Result<ApiResponse> {
     KILN_TRY_VOID(validatePortgroup(tx, pg, true));
     pg.setText(kPgCreatedAt, timestamp(deps_));
@@ -583,7 +581,7 @@ Result<ApiResponse> PortHandlers::updatePortgroup(RequestContext& ctx) {
     }
     // The patched document tells a removed field from a null one: mode may be null but not
     // removed; standalone_ports_supported may be neither (Ironic's object refuses None: a 500
-    // there, a 400 here).
+    // there, a 400 here; patchRecord already refused the null, kNullRefusedOnPatch).
     Json doc = recordToJson(pgSchema(), before);
     KILN_TRY_VOID(applyPatch(doc, patch));
     if (!doc.contains("mode")) {

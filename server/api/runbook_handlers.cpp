@@ -7,6 +7,7 @@
 #include "server/model/node.h"
 #include "server/model/runbook.h"
 #include "server/model/versions.h"
+#include "server/storage/queries/runbooks.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 

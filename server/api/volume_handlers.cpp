@@ -292,7 +292,6 @@ Result<ApiResponse> VolumeHandlers::create(RequestContext& ctx, Kind kind, bool 
       return invalid("Expected UUID for " + std::string(field) + ": " + it->get<std::string>());
     }
   }
-  if (auto it = body.find("uuid"); it != body.end() && it->is_null()) body.erase(it);
   Record r = KILN_TRY(recordFromBody(schema, body, ctx.version, {}, k.what));
   KILN_TRY_VOID(assignUuid(r));
   r.setText(k.nodeField, normalizeUuid(r.str(k.nodeField)));

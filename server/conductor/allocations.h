@@ -27,7 +27,7 @@
 #include <random>
 #include <string>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/storage/storage.h"
 #include "shared/core/clock.h"
 #include "shared/core/error.h"

@@ -13,6 +13,7 @@
 #include "server/model/provision_state.h"
 #include "server/model/resources.h"
 #include "server/model/versions.h"
+#include "server/storage/queries/bios_settings.h"
 #include "shared/json/json_util.h"
 #include "shared/raid/raid_config.h"
 

@@ -13,6 +13,8 @@
 #include "server/model/node.h"
 #include "server/model/node_inventory.h"
 #include "server/model/trait.h"
+#include "server/storage/queries/inspection_rules.h"
+#include "server/storage/queries/node_inventory.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {

@@ -22,7 +22,7 @@
 
 #include "server/conductor/hash_ring.h"
 #include "server/config.h"
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/storage/storage.h"
 #include "shared/core/clock.h"
 #include "shared/core/error.h"

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 
 namespace kiln::server {
 

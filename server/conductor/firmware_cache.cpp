@@ -1,4 +1,5 @@
 #include "server/conductor/firmware_cache.h"
+#include "server/storage/queries/firmware_components.h"
 
 namespace kiln::server {
 

@@ -25,7 +25,7 @@
 #include <functional>
 #include <string>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/storage/storage.h"
 #include "shared/core/clock.h"
 #include "shared/core/error.h"

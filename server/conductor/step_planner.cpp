@@ -342,22 +342,4 @@ Result<std::vector<PlannedStep>> deployPlan(const std::vector<AvailableStep>& av
   return plan;
 }
 
-Result<std::map<std::string, int>> parsePriorityOverrides(const std::string& text) {
-  std::map<std::string, int> out;
-  for (const std::string& item : splitTrimmed(text, ',', " \t")) {
-    const auto colon = item.rfind(':');
-    const auto dot = item.find('.');
-    if (colon == std::string::npos || dot == std::string::npos || dot > colon) {
-      return invalid("expected interface.step:priority, got '" + item + "'");
-    }
-    const std::string prio = item.substr(colon + 1);
-    const auto priority = parseInt<unsigned>(prio);
-    if (prio.size() > 6 || !priority) {
-      return invalid("priority must be an integer >= 0 in '" + item + "'");
-    }
-    out[item.substr(0, colon)] = static_cast<int>(*priority);
-  }
-  return out;
-}
-
 }  // namespace kiln::server

@@ -127,7 +127,4 @@ Result<std::vector<PlannedStep>> deployPlan(const std::vector<AvailableStep>& av
                                             const std::vector<TemplateStep>& templateSteps,
                                             const nlohmann::json& userSteps);
 
-/// Parses "a.b:10, c.d:0" (config values). InvalidArgument for malformed entries.
-Result<std::map<std::string, int>> parsePriorityOverrides(const std::string& text);
-
 }  // namespace kiln::server

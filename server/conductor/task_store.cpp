@@ -5,6 +5,7 @@
 #include "server/conductor/provision_state_machine.h"
 #include "server/model/node.h"
 #include "server/model/resources.h"
+#include "server/storage/queries/node_history.h"
 #include "shared/core/bug.h"
 #include "shared/json/json_util.h"
 

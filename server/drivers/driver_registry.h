@@ -14,7 +14,7 @@
 
 #include "server/config.h"
 #include "server/drivers/hardware_types.h"
-#include "server/drivers/interface_types.h"
+#include "server/model/interface_type.h"
 #include "shared/core/error.h"
 
 namespace kiln::server {

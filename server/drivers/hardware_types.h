@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/drivers/interface_types.h"
+#include "server/model/interface_type.h"
 
 namespace kiln::server {
 

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "server/drivers/interfaces.h"
-#include "server/drivers/ipmitool/ipmitool_options.h"
+#include "server/config/ipmitool_options.h"
 #include "shared/exec/command_runner.h"
 #include "shared/http/http_client.h"
 

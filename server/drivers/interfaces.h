@@ -22,10 +22,10 @@
 
 #include "server/config.h"
 #include "server/drivers/hardware_types.h"
-#include "server/drivers/interface_types.h"
+#include "server/model/interface_type.h"
 #include "server/model/bios_setting.h"
 #include "server/model/firmware_component.h"
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "shared/core/clock.h"
 #include "shared/core/error.h"
 #include "shared/core/log.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "server/drivers/interface_types.h"
-#include "server/model/record.h"
+#include "server/model/interface_type.h"
+#include "server/schema/record.h"
 #include "shared/core/error.h"
 
 namespace kiln::server {

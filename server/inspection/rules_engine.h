@@ -8,7 +8,7 @@
 // pass with an error (the inspection fails with it).
 //
 // Pure code: no storage, no I/O, no clock. The caller loads the rules (loadInspectionRules in
-// server/model/inspection_rule.h), fills a NodeView from the node and its ports, and writes
+// server/storage/queries/inspection_rules.h), fills a NodeView from the node and its ports, and writes
 // back what changed. Rules are the records stored through /v1/inspection_rules.
 //
 // Semantics follow Ironic's engine, including its Python-isms:
@@ -46,7 +46,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "shared/core/error.h"
 #include "shared/core/log.h"
 

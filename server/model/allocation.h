@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/model/resources.h"
 #include "shared/core/error.h"
 #include "shared/json/json_fwd.h"

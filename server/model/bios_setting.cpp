@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/storage/storage.h"
 #include "shared/json/json_util.h"
 #include "server/model/versions.h"
 
@@ -37,30 +36,6 @@ static_assert(std::size(kBiosSettingFields) == kBiosUpdatedAt + 1);
 
 const Schema kBiosSettingSchema{"BIOS setting", "bios_settings", kBiosSettingFields};
 
-Value optText(const std::optional<std::string>& v) { return v ? Value::text(*v) : Value::null(); }
-Value optInt(const std::optional<int64_t>& v) { return v ? Value::integer(*v) : Value::null(); }
-Value optBool(const std::optional<bool>& v) { return v ? Value::boolean(*v) : Value::null(); }
-
-/// Writes the reported fields of `s` onto `r`; true if any stored value changed.
-/// Sets the reported columns of `r`; returns those that changed.
-FieldMask assign(Record& r, const BiosSetting& s) {
-  Value list;
-  if (s.allowableValues) list = Value::text(dumpJson(nlohmann::json(*s.allowableValues)));
-  const std::pair<size_t, Value> values[] = {
-      {kBiosValue, optText(s.value)},          {kBiosAttributeType, optText(s.attributeType)},
-      {kBiosAllowableValues, std::move(list)}, {kBiosLowerBound, optInt(s.lowerBound)},
-      {kBiosMaxLength, optInt(s.maxLength)},   {kBiosMinLength, optInt(s.minLength)},
-      {kBiosReadOnly, optBool(s.readOnly)},    {kBiosResetRequired, optBool(s.resetRequired)},
-      {kBiosUnique, optBool(s.unique)},        {kBiosUpperBound, optInt(s.upperBound)},
-  };
-  FieldMask changed;
-  for (const auto& [field, value] : values) {
-    if (r[field] == value) continue;
-    r[field] = value;
-    changed.set(field);
-  }
-  return changed;
-}
 
 }  // namespace
 
@@ -71,46 +46,6 @@ std::optional<std::string> biosValueText(const Json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_boolean()) return value.get<bool>() ? "True" : "False";
   return dumpJson(value);
-}
-
-Result<std::vector<Record>> listBiosSettings(Transaction& tx, int64_t nodeId) {
-  ListQuery q;
-  q.limit = 0;
-  q.sortField = kBiosName;
-  q.filters.push_back({ListFilter::Op::Equals, kBiosNodeId, Value::integer(nodeId), {}});
-  return tx.records(Resource::BiosSetting).list(q);
-}
-
-Result<void> syncBiosSettings(Transaction& tx, int64_t nodeId,
-                              const std::vector<BiosSetting>& settings, const std::string& now) {
-  RecordStore& store = tx.records(Resource::BiosSetting);
-  std::map<std::string, Record> current;
-  for (auto& r : KILN_TRY(listBiosSettings(tx, nodeId))) {
-    std::string name = r.str(kBiosName);
-    current.emplace(std::move(name), std::move(r));
-  }
-  std::map<std::string, const BiosSetting*> given;
-  for (const auto& s : settings) given[s.name] = &s;  // a repeated name: the last one wins
-  for (const auto& [name, s] : given) {
-    auto it = current.find(name);
-    if (it == current.end()) {
-      Record r = defaultRecord(kBiosSettingSchema);
-      r.setText(kBiosName, name);
-      r[kBiosNodeId] = Value::integer(nodeId);
-      assign(r, *s);
-      r.setText(kBiosCreatedAt, now);
-      KILN_TRY(store.insert(r));
-    } else if (FieldMask changed = assign(it->second, *s); changed.any()) {
-      // Listed, not read under the row's lock: only the changed columns are written.
-      it->second.setText(kBiosUpdatedAt, now);
-      changed.set(kBiosUpdatedAt);
-      KILN_TRY_VOID(store.updateFields(it->second, changed));
-    }
-  }
-  for (const auto& [name, r] : current) {
-    if (!given.count(name)) KILN_TRY_VOID(store.remove(r.id()));
-  }
-  return {};
 }
 
 }  // namespace kiln::server

@@ -5,7 +5,7 @@
 // conductor_registry.h) when it starts, on every heartbeat and when it stops.
 #pragma once
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 
 namespace kiln::server {
 

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "server/model/versions.h"
-#include "server/storage/storage.h"
 #include "shared/core/secrets.h"
 #include "shared/json/json_util.h"
 
@@ -16,18 +15,22 @@ namespace {
 
 using FT = FieldType;
 constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable, X = kComputed,
-                   L = kDefaultList, I = kInternal;
+                   L = kDefaultList, I = kInternal, D = kNullMeansDefault,
+                   RC = kNullRefusedOnCreate, RP = kNullRefusedOnPatch;
 
 // Ironic's inspection_rules table (models.InspectionRule) without `scope`, which the API never
 // shows. The short list shows Ironic's DEFAULT_RETURN_FIELDS: uuid, priority, phase,
-// description (and the links).
+// description (and the links). validateInspectionRule checks bodies itself; the null flags
+// document Ironic's create_request_body: uuid (generated), description, sensitive
+// (BooleanField(default=False)) and phase take null, but validate_rule refuses a null phase
+// ("Invalid phase: None. ...").
 constexpr FieldSpec kInspectionRuleFields[] = {
     {"id", FT::Int, ver::k96InspectionRules, I | S},
-    {"uuid", FT::String, ver::k96InspectionRules, C | S | L, 36},
+    {"uuid", FT::String, ver::k96InspectionRules, C | S | L | D, 36},
     {"description", FT::String, ver::k96InspectionRules, N | C | P | S | L, 255},
-    {"phase", FT::String, ver::k96InspectionRules, C | P | S | L, 16},
+    {"phase", FT::String, ver::k96InspectionRules, C | P | S | L | RC | RP, 16},
     {"priority", FT::Int, ver::k96InspectionRules, C | P | S | L},
-    {"sensitive", FT::Bool, ver::k96InspectionRules, C | P | S},
+    {"sensitive", FT::Bool, ver::k96InspectionRules, C | P | S | D},
     {"conditions", FT::Array, ver::k96InspectionRules, C | P},
     {"actions", FT::Array, ver::k96InspectionRules, C | P},
     {"created_at", FT::Time, ver::k96InspectionRules, N | S},
@@ -428,21 +431,6 @@ Json inspectionRuleDocument(const Record& record) {
     doc[std::string(spec.name)] = valueToJson(record[field], spec.type);
   }
   return doc;
-}
-
-Result<std::vector<Record>> loadInspectionRules(Transaction& tx, std::string_view phase) {
-  ListQuery query;
-  ListFilter byPhase;
-  byPhase.field = kIrPhase;
-  byPhase.value = Value::text(std::string(phase));
-  query.filters.push_back(std::move(byPhase));
-  query.sortField = kIrId;
-  query.limit = 0;
-  std::vector<Record> rules = KILN_TRY(tx.records(Resource::InspectionRule).list(query));
-  std::stable_sort(rules.begin(), rules.end(), [](const Record& a, const Record& b) {
-    return a[kIrPriority].i > b[kIrPriority].i;
-  });
-  return rules;
 }
 
 }  // namespace kiln::server

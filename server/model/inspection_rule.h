@@ -18,14 +18,12 @@
 #include <string_view>
 #include <vector>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/model/resources.h"
 #include "shared/core/error.h"
 #include "shared/json/json_fwd.h"
 
 namespace kiln::server {
-
-class Transaction;
 
 /// Order must match kInspectionRuleFields in inspection_rule.cpp.
 enum InspectionRuleField : size_t {
@@ -117,10 +115,5 @@ void assignInspectionRule(Record& record, const Json& rule);
 /// The document a PATCH edits: uuid, description, phase, priority, sensitive, conditions and
 /// actions of the stored rule.
 Json inspectionRuleDocument(const Record& record);
-
-/// The rules of a phase as the engine applies them: highest priority first, rules of equal
-/// priority in the order they were created (Ironic sorts the list by priority, stably).
-Result<std::vector<Record>> loadInspectionRules(Transaction& tx,
-                                                std::string_view phase = kInspectionPhaseMain);
 
 }  // namespace kiln::server

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "server/drivers/interface_types.h"
-#include "server/model/record.h"
+#include "server/model/interface_type.h"
+#include "server/schema/record.h"
 #include "shared/core/error.h"
 #include "shared/json/json_fwd.h"
 

@@ -11,10 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "server/config.h"
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/model/resources.h"
-#include "server/storage/storage.h"
 #include "shared/core/clock.h"
 
 namespace kiln::server {
@@ -71,14 +69,5 @@ struct HistoryEvent {
   std::optional<std::string> state = std::nullopt;
   std::optional<std::string> targetState = std::nullopt;
 };
-
-/// Journals `event` for the node with integer id `nodeId` in `tx`, as Ironic's
-/// node_history_record(): nothing when [conductor] node_history is false or the text is
-/// empty; `conductor` names this conductor. Then keeps the node's newest
-/// [conductor] node_history_max_entries entries, deleting older ones that are also older than
-/// [conductor] node_history_minimum_days.
-Result<void> recordNodeHistory(Transaction& tx, const Config& config, const Clock& clock,
-                               int64_t nodeId, const std::string& conductor,
-                               const HistoryEvent& event);
 
 }  // namespace kiln::server

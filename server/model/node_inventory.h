@@ -13,13 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/model/resources.h"
 #include "shared/core/error.h"
 
 namespace kiln::server {
-
-class Transaction;
 
 /// Order must match kNodeInventoryFields in node_inventory.cpp.
 enum NodeInventoryField : size_t {
@@ -47,12 +45,5 @@ struct NodeInventory {
 /// boot.pxe_interface, or (when that is unknown) a PXE-enabled port of the node.
 /// `pxeMacs`: the lower-case MACs of the node's PXE-enabled ports.
 nlohmann::json buildPluginData(const nlohmann::json& inventory, std::span<const std::string> pxeMacs);
-
-/// Replaces the node's stored inventory.
-Result<void> storeNodeInventory(Transaction& tx, int64_t nodeId, const NodeInventory& data,
-                                const std::string& now);
-
-/// The node's stored inventory, or nullopt when no inspection recorded one.
-Result<std::optional<NodeInventory>> loadNodeInventory(Transaction& tx, int64_t nodeId);
 
 }  // namespace kiln::server

@@ -14,28 +14,38 @@ namespace kiln::server {
 namespace {
 
 using FT = FieldType;
-constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable,
-                   X = kComputed, L = kDefaultList, I = kInternal,
-                   NS = kNoSelect, E = kShownBeforeSince, W = kWritableBeforeSince;
+constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable, X = kComputed,
+                   L = kDefaultList, I = kInternal, NS = kNoSelect, E = kShownBeforeSince,
+                   W = kWritableBeforeSince, D = kNullMeansDefault, RC = kNullRefusedOnCreate,
+                   RP = kNullRefusedOnPatch;
+
+// null (record.h) follows the request schemas of Ironic's controllers (PORT_SCHEMA,
+// PORTGROUP_SCHEMA, CHASSIS_SCHEMA, TEMPLATE_SCHEMA, ALLOCATION_SCHEMA, CONNECTOR_SCHEMA,
+// TARGET_SCHEMA in ironic/api/controllers/v1/, the create_request_body of
+// ironic/api/schemas/v1/): a null uuid is generated (D); JSON documents (extra, properties,
+// local_link_connection, traits, candidate_nodes) are stored as {} or [] (D); pxe_enabled and
+// standalone_ports_supported are BooleanField()s that refuse None, a 500 in Ironic (RC, RP);
+// is_smartnic is nullable with the default False (D; a PATCH stores None in Ironic, false
+// here); available_for_dynamic_portgroup is boolean only in Ironic's schema (RC, RP).
 
 // Ports (docs/ironic-api.md §9). Order must match enum PortField in port.h.
 constexpr FieldSpec kPortFields[] = {
     {"id", FT::Int, ver::k1InitialVersion, I | S},
-    {"uuid", FT::String, ver::k1InitialVersion, C | S | L, 36},
+    {"uuid", FT::String, ver::k1InitialVersion, C | S | L | D, 36},
     {"address", FT::String, ver::k1InitialVersion, C | P | S | L, 17},
     {"node_uuid", FT::String, ver::k1InitialVersion, C | P | S, 36},
-    {"extra", FT::Object, ver::k1InitialVersion, C | P},
+    {"extra", FT::Object, ver::k1InitialVersion, C | P | D},
     {"internal_info", FT::Object, ver::k18PortInternalInfo, 0},
-    {"local_link_connection", FT::Object, ver::k19PortAdvancedNetFields, C | P},
-    {"pxe_enabled", FT::Bool, ver::k19PortAdvancedNetFields, C | P | S},
+    {"local_link_connection", FT::Object, ver::k19PortAdvancedNetFields, C | P | D},
+    {"pxe_enabled", FT::Bool, ver::k19PortAdvancedNetFields, C | P | S | RC | RP},
     {"portgroup_uuid", FT::String, ver::k24PortgroupsSubcontrollers, N | C | P | S, 36},
     {"physical_network", FT::String, ver::k34PortPhysicalNetwork, N | C | P | S, 64},
-    {"is_smartnic", FT::Bool, ver::k53PortSmartnic, C | P | S},
+    {"is_smartnic", FT::Bool, ver::k53PortSmartnic, C | P | S | D},
     {"name", FT::String, ver::k88PortName, N | C | P | S, 255},
     {"description", FT::String, ver::k97PortDescription, N | C | P | S, 255},
     {"vendor", FT::String, ver::k100PortVendor, N | C | P | S, 32},
     {"category", FT::String, ver::k101PortCategory, N | C | P | S, 80},
-    {"available_for_dynamic_portgroup", FT::Bool, ver::k111DynamicPortgroup, C | P | S},
+    {"available_for_dynamic_portgroup", FT::Bool, ver::k111DynamicPortgroup, C | P | S | RC | RP},
     {"created_at", FT::Time, ver::k1InitialVersion, N | S},
     {"updated_at", FT::Time, ver::k1InitialVersion, N | S},
     {"links", FT::Array, ver::k1InitialVersion, X | L},
@@ -43,15 +53,15 @@ constexpr FieldSpec kPortFields[] = {
 
 constexpr FieldSpec kPortgroupFields[] = {
     {"id", FT::Int, ver::k1InitialVersion, I | S},
-    {"uuid", FT::String, ver::k23Portgroups, C | S | L, 36},
+    {"uuid", FT::String, ver::k23Portgroups, C | S | L | D, 36},
     {"name", FT::String, ver::k23Portgroups, N | C | P | S | L, 255},
     {"address", FT::String, ver::k23Portgroups, N | C | P | S | L, 17},
     {"node_uuid", FT::String, ver::k23Portgroups, C | P | S, 36},
-    {"extra", FT::Object, ver::k23Portgroups, C | P},
+    {"extra", FT::Object, ver::k23Portgroups, C | P | D},
     {"internal_info", FT::Object, ver::k23Portgroups, 0},
-    {"standalone_ports_supported", FT::Bool, ver::k23Portgroups, C | P | S},
+    {"standalone_ports_supported", FT::Bool, ver::k23Portgroups, C | P | S | RC | RP},
     {"mode", FT::String, ver::k26PortgroupModeProperties, N | C | P | S | E, 255},
-    {"properties", FT::Object, ver::k26PortgroupModeProperties, C | P | E},
+    {"properties", FT::Object, ver::k26PortgroupModeProperties, C | P | E | D},
     {"physical_network", FT::String, ver::k102PortgroupPhysicalNetwork, N | C | P | S | W, 64},
     {"category", FT::String, ver::k103PortgroupCategory, N | C | P | S | W, 80},
     {"dynamic_portgroup", FT::Bool, ver::k111DynamicPortgroup, S},
@@ -63,9 +73,9 @@ constexpr FieldSpec kPortgroupFields[] = {
 
 constexpr FieldSpec kChassisFields[] = {
     {"id", FT::Int, ver::k1InitialVersion, I | S},
-    {"uuid", FT::String, ver::k1InitialVersion, C | S | L, 36},
+    {"uuid", FT::String, ver::k1InitialVersion, C | S | L | D, 36},
     {"description", FT::String, ver::k1InitialVersion, N | C | P | S | L, 255},
-    {"extra", FT::Object, ver::k1InitialVersion, C | P},
+    {"extra", FT::Object, ver::k1InitialVersion, C | P | D},
     {"created_at", FT::Time, ver::k1InitialVersion, N | S},
     {"updated_at", FT::Time, ver::k1InitialVersion, N | S},
     {"links", FT::Array, ver::k1InitialVersion, X | L},
@@ -74,10 +84,10 @@ constexpr FieldSpec kChassisFields[] = {
 
 constexpr FieldSpec kDeployTemplateFields[] = {
     {"id", FT::Int, ver::k55DeployTemplates, I | S},
-    {"uuid", FT::String, ver::k55DeployTemplates, C | S | L, 36},
+    {"uuid", FT::String, ver::k55DeployTemplates, C | S | L | D, 36},
     {"name", FT::String, ver::k55DeployTemplates, C | P | S | L, 255},
     {"steps", FT::Array, ver::k55DeployTemplates, C | P},
-    {"extra", FT::Object, ver::k55DeployTemplates, C | P},
+    {"extra", FT::Object, ver::k55DeployTemplates, C | P | D},
     {"created_at", FT::Time, ver::k55DeployTemplates, N | S},
     {"updated_at", FT::Time, ver::k55DeployTemplates, N | S},
     {"links", FT::Array, ver::k55DeployTemplates, X | L},
@@ -87,15 +97,15 @@ constexpr FieldSpec kDeployTemplateFields[] = {
 // set by the scheduler (or by a backfill's "node"), never by the client directly.
 constexpr FieldSpec kAllocationFields[] = {
     {"id", FT::Int, ver::k52Allocation, I | S},
-    {"uuid", FT::String, ver::k52Allocation, C | S | L, 36},
+    {"uuid", FT::String, ver::k52Allocation, C | S | L | D, 36},
     {"name", FT::String, ver::k52Allocation, N | C | P | S | L, 255},
     {"node_uuid", FT::String, ver::k52Allocation, N | S | L, 36},
     {"state", FT::String, ver::k52Allocation, S | L},
     {"last_error", FT::String, ver::k52Allocation, N | S | L},
     {"resource_class", FT::String, ver::k52Allocation, N | C | S | L, 80},
-    {"traits", FT::Array, ver::k52Allocation, C | L},
-    {"candidate_nodes", FT::Array, ver::k52Allocation, C | L},
-    {"extra", FT::Object, ver::k52Allocation, C | P | L},
+    {"traits", FT::Array, ver::k52Allocation, C | L | D},
+    {"candidate_nodes", FT::Array, ver::k52Allocation, C | L | D},
+    {"extra", FT::Object, ver::k52Allocation, C | P | L | D},
     {"owner", FT::String, ver::k60AllocationOwner, N | C | S | L, 255},
     {"created_at", FT::Time, ver::k52Allocation, N | S | L},
     {"updated_at", FT::Time, ver::k52Allocation, N | S | L},
@@ -108,11 +118,11 @@ static_assert(std::size(kAllocationFields) == kAllocLinks + 1);
 // node_id (as for ports). The short list shows Ironic's _DEFAULT_RETURN_FIELDS.
 constexpr FieldSpec kVolumeConnectorFields[] = {
     {"id", FT::Int, ver::k32Volume, I | S},
-    {"uuid", FT::String, ver::k32Volume, C | S | L, 36},
+    {"uuid", FT::String, ver::k32Volume, C | S | L | D, 36},
     {"node_uuid", FT::String, ver::k32Volume, C | P | L, 36},
     {"type", FT::String, ver::k32Volume, C | P | S | L, 32},
     {"connector_id", FT::String, ver::k32Volume, C | P | S | L, 255},
-    {"extra", FT::Object, ver::k32Volume, C | P},
+    {"extra", FT::Object, ver::k32Volume, C | P | D},
     {"created_at", FT::Time, ver::k32Volume, N | S},
     {"updated_at", FT::Time, ver::k32Volume, N | S},
     {"links", FT::Array, ver::k32Volume, X | L},
@@ -121,13 +131,13 @@ static_assert(std::size(kVolumeConnectorFields) == kVcLinks + 1);
 
 constexpr FieldSpec kVolumeTargetFields[] = {
     {"id", FT::Int, ver::k32Volume, I | S},
-    {"uuid", FT::String, ver::k32Volume, C | S | L, 36},
+    {"uuid", FT::String, ver::k32Volume, C | S | L | D, 36},
     {"node_uuid", FT::String, ver::k32Volume, C | P | L, 36},
     {"volume_type", FT::String, ver::k32Volume, C | P | S | L, 64},
-    {"properties", FT::Object, ver::k32Volume, C | P},
+    {"properties", FT::Object, ver::k32Volume, C | P | D},
     {"boot_index", FT::Int, ver::k32Volume, C | P | S | L},
     {"volume_id", FT::String, ver::k32Volume, C | P | S | L, 36},
-    {"extra", FT::Object, ver::k32Volume, C | P},
+    {"extra", FT::Object, ver::k32Volume, C | P | D},
     {"created_at", FT::Time, ver::k32Volume, N | S},
     {"updated_at", FT::Time, ver::k32Volume, N | S},
     {"links", FT::Array, ver::k32Volume, X | L},

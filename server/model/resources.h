@@ -3,7 +3,7 @@
 // The API resources Kiln stores, and their schemas.
 #pragma once
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 
 namespace kiln::server {
 

@@ -18,21 +18,23 @@ namespace {
 
 using FT = FieldType;
 constexpr uint32_t N = kNullable, C = kCreatable, P = kPatchable, S = kSortable, X = kComputed,
-                   L = kDefaultList, I = kInternal;
+                   L = kDefaultList, I = kInternal, D = kNullMeansDefault;
 
 // Ironic's runbooks table (name, description and owner 255 characters). The short list shows
 // Ironic's DEFAULT_RETURN_FIELDS (uuid, name) and the links. traits is neither creatable nor
 // patchable: only the /traits sub-resource changes it. The handlers validate bodies themselves
-// (validateRunbookDocument), so C and P here only document what a body may carry.
+// (validateRunbookDocument), so C, P and the null flags here only document what a body may
+// carry: RUNBOOK_SCHEMA takes null for uuid (generated), disable_ramdisk and public
+// (BooleanField(default=False)), extra ({}), owner and description.
 constexpr FieldSpec kRunbookFields[] = {
     {"id", FT::Int, ver::k92Runbooks, I | S},
-    {"uuid", FT::String, ver::k92Runbooks, C | S | L, 36},
+    {"uuid", FT::String, ver::k92Runbooks, C | S | L | D, 36},
     {"name", FT::String, ver::k92Runbooks, C | P | S | L, 255},
     {"description", FT::String, ver::k112RunbookTraits, N | C | P | S, 255},
     {"steps", FT::Array, ver::k92Runbooks, C | P},
-    {"disable_ramdisk", FT::Bool, ver::k92Runbooks, C | P | S},
-    {"extra", FT::Object, ver::k92Runbooks, C | P},
-    {"public", FT::Bool, ver::k92Runbooks, C | P | S},
+    {"disable_ramdisk", FT::Bool, ver::k92Runbooks, C | P | S | D},
+    {"extra", FT::Object, ver::k92Runbooks, C | P | D},
+    {"public", FT::Bool, ver::k92Runbooks, C | P | S | D},
     {"owner", FT::String, ver::k92Runbooks, N | C | P | S, 255},
     {"traits", FT::Array, ver::k112RunbookTraits, 0},
     {"created_at", FT::Time, ver::k92Runbooks, N | S},
@@ -153,79 +155,6 @@ std::vector<std::string> runbookTraits(const Record& runbook) {
     if (item.is_string()) out.push_back(item.get<std::string>());
   }
   return out;
-}
-
-Result<Record> findRunbook(Transaction& tx, const std::string& ident) {
-  RecordStore& store = tx.records(Resource::Runbook);
-  std::optional<Record> found;
-  if (isUuidLike(ident)) {
-    found = KILN_TRY(store.findBy(kRbUuid, Value::text(normalizeUuid(ident))));
-  } else if (isValidLogicalName(ident)) {
-    found = KILN_TRY(store.findBy(kRbName, Value::text(ident)));
-  } else {
-    return invalid("Expected a logical name or UUID but received " + ident + ".");
-  }
-  if (!found) return notFound("Runbook " + ident + " could not be found.");
-  return std::move(*found);
-}
-
-Result<RunbookPlan> resolveRunbookForNode(Transaction& tx, const std::string& runbookIdent,
-                                          const std::string& nodeUuid,
-                                          const std::vector<std::string>& nodeTraits, int version) {
-  if (version < ver::k92Runbooks) return fail(ErrorCode::NotAcceptable, "Request not acceptable.");
-  const Record runbook = KILN_TRY(findRunbook(tx, runbookIdent));
-  auto nodeHas = [&](const std::string& trait) {
-    return std::find(nodeTraits.begin(), nodeTraits.end(), trait) != nodeTraits.end();
-  };
-  if (version >= ver::k112RunbookTraits) {
-    std::vector<std::string> traits = runbookTraits(runbook);
-    if (traits.empty()) {
-      return invalid("Runbook " + runbook.uuid() +
-                     " has no traits configured. Please ask an administrator to add traits to "
-                     "the runbook.");
-    }
-    if (std::none_of(traits.begin(), traits.end(), nodeHas)) {
-      std::sort(traits.begin(), traits.end());
-      return invalid("This runbook has not been approved for use on this node " + nodeUuid +
-                     ". The node does not have any of the runbook's traits " +
-                     pyRepr(Json(traits)) +
-                     ". Please ask an administrator to add a matching trait to your node.");
-    }
-  } else if (!nodeHas(runbook.str(kRbName))) {
-    return invalid("This runbook has not been approved for use on this node " + nodeUuid +
-                   ". Please ask an administrator to add it to your node traits.");
-  }
-
-  RunbookPlan plan;
-  plan.uuid = runbook.uuid();
-  plan.name = runbook.str(kRbName);
-  plan.disableRamdisk = runbook.flag(kRbDisableRamdisk);
-  plan.adminApproved = runbook[kRbOwner].isNull() || runbook.flag(kRbPublic);
-  auto stored = parseJson(runbook.str(kRbSteps), "runbook steps");
-  if (!stored || !stored->is_array()) {
-    return internalError("Runbook " + runbook.uuid() + " has unreadable steps");
-  }
-  std::vector<Json> steps(stored->begin(), stored->end());
-  auto orderOf = [](const Json& s) {
-    return s.contains("order") && s["order"].is_number_integer() ? s["order"].get<int64_t>() : 0;
-  };
-  std::stable_sort(steps.begin(), steps.end(),
-                   [&](const Json& a, const Json& b) { return orderOf(a) < orderOf(b); });
-  plan.steps = Json::array();
-  for (const auto& s : steps) {
-    Json step = Json::object();
-    step["interface"] = s.value("interface", "");
-    step["step"] = s.value("step", "");
-    step["args"] = s.contains("args") && s["args"].is_object() ? s["args"] : Json::object();
-    plan.steps.push_back(std::move(step));
-  }
-  return plan;
-}
-
-Result<RunbookPlan> resolveRunbookForNode(Transaction& tx, const std::string& runbookIdent,
-                                          const Record& node, int version) {
-  const std::vector<std::string> traits = KILN_TRY(tx.traits().get(node.id()));
-  return resolveRunbookForNode(tx, runbookIdent, node.uuid(), traits, version);
 }
 
 }  // namespace kiln::server

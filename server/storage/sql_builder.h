@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/storage/storage.h"
 
 namespace kiln::server {

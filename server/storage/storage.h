@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "server/model/resources.h"
 #include "shared/core/error.h"
 

@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/drivers/interfaces.h"
-#include "server/drivers/ipmitool/ipmitool_options.h"
+#include "server/config/ipmitool_options.h"
 #include "shared/core/error.h"
 #include "shared/exec/command_runner.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "server/drivers/interfaces.h"
-#include "server/drivers/ipmitool/ipmitool_options.h"
+#include "server/config/ipmitool_options.h"
 #include "shared/exec/command_runner.h"
 
 namespace kiln::server {

@@ -16,19 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool safeDestination(const std::string& dest) {
-  if (dest.empty() || dest.front() == '/') return false;
-  size_t begin = 0;
-  while (begin <= dest.size()) {
-    size_t end = dest.find('/', begin);
-    if (end == std::string::npos) end = dest.size();
-    const std::string_view part = std::string_view(dest).substr(begin, end - begin);
-    if (part.empty() || part == "." || part == "..") return false;
-    begin = end + 1;
-  }
-  return true;
-}
-
 Result<void> copyOne(const std::string& source, const fs::path& target) {
   const auto content = readFile(source);
   if (!content) return invalid("cannot read the boot loader " + source);
@@ -42,28 +29,6 @@ Result<void> copyOne(const std::string& source, const fs::path& target) {
 }
 
 }  // namespace
-
-Result<std::vector<std::pair<std::string, std::string>>> parseLoaderFilePaths(std::string_view text) {
-  std::vector<std::pair<std::string, std::string>> files;
-  std::set<std::string> seen;
-  for (const std::string& item : splitTrimmed(text, ',')) {
-    const size_t colon = item.find(':');
-    if (colon == std::string::npos) {
-      return invalid("'" + item + "' is not destination:/source/path");
-    }
-    std::string dest = trim(std::string_view(item).substr(0, colon));
-    std::string source = trim(std::string_view(item).substr(colon + 1));
-    if (!safeDestination(dest)) {
-      return invalid("the destination '" + dest + "' must be a relative path inside tftp_root");
-    }
-    if (source.empty() || source.front() != '/') {
-      return invalid("the source of " + dest + " must be an absolute path, got '" + source + "'");
-    }
-    if (!seen.insert(dest).second) return invalid("the destination " + dest + " is named twice");
-    files.emplace_back(std::move(dest), std::move(source));
-  }
-  return files;
-}
 
 Result<std::vector<std::string>> installLoaderFiles(const Config& config) {
   std::vector<std::pair<std::string, std::string>> files = config.loaderFilePaths;

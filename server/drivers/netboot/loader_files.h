@@ -32,12 +32,6 @@ inline constexpr std::pair<std::string_view, std::string_view> kDefaultLoaderFil
     {"ldlinux.c32", "/usr/lib/syslinux/modules/bios/ldlinux.c32"},
 };
 
-/// Parses Ironic's dictionary form "dest:/source,dest2:/source2" (spaces around items
-/// ignored). InvalidArgument for an item without ':', a destination that is empty, absolute,
-/// or has an empty, "." or ".." component, a source that is not an absolute path, or a
-/// destination named twice.
-Result<std::vector<std::pair<std::string, std::string>>> parseLoaderFilePaths(std::string_view text);
-
 /// Copies the loader files of `config` into config.tftpRoot (made if missing), each written to
 /// a temporary name and renamed, mode 0644. Returns the destination names copied. Unset
 /// loader_file_paths: missing defaults are skipped. Set: a missing or unreadable source is

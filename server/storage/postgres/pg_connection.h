@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "shared/core/error.h"
 
 struct pg_conn;

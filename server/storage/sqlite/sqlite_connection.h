@@ -10,7 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "server/model/record.h"
+#include "server/schema/record.h"
 #include "shared/core/error.h"
 
 struct sqlite3;

@@ -4,6 +4,7 @@
 
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
+#include "server/storage/queries/bios_settings.h"
 #include "tests/support/redfish_test_server.h"
 #include "tests/support/test_api.h"
 

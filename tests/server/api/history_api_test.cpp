@@ -8,6 +8,7 @@
 
 #include "server/model/node.h"
 #include "server/model/node_history.h"
+#include "server/storage/queries/node_history.h"
 #include "tests/support/basic_auth.h"
 #include "tests/support/test_api.h"
 

@@ -9,6 +9,7 @@
 #include "server/api/version.h"
 #include "server/model/inspection_rule.h"
 #include "server/model/versions.h"
+#include "server/storage/queries/inspection_rules.h"
 #include "server/storage/storage.h"
 #include "tests/support/basic_auth.h"
 #include "tests/support/test_api.h"

@@ -5,6 +5,7 @@
 #include "server/drivers/fake/fake_firmware.h"
 #include "server/model/firmware_component.h"
 #include "server/model/node.h"
+#include "server/storage/queries/firmware_components.h"
 #include "tests/support/test_api.h"
 
 using kiln::test::Json;

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "server/conductor/step_planner.h"
+#include "server/config/option_values.h"
 
 using namespace kiln::server;
 using nlohmann::json;

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "server/config.h"
+#include "server/config/option_values.h"
 #include "server/drivers/netboot/loader_files.h"
 #include "shared/core/file.h"
 #include "tests/support/temp_dir.h"

@@ -7,6 +7,7 @@
 #include "server/model/node.h"
 #include "server/model/runbook.h"
 #include "server/model/versions.h"
+#include "server/storage/queries/runbooks.h"
 #include "server/storage/storage.h"
 #include "shared/json/json_util.h"
 #include "tests/support/test_api.h"

@@ -1,4 +1,4 @@
-// File: server/drivers/ipmitool/ipmitool_options.h
+// File: server/config/ipmitool_options.h
 //
 // The tunables of the ipmitool wrapper (server/drivers/ipmitool/ipmitool.h), apart from it so
 // that the configuration and the interface registry carry them without its includes.

@@ -1,4 +1,4 @@
-// File: server/model/record.h
+// File: server/schema/record.h
 //
 // The schema-driven representation shared by every API resource (nodes, ports, port groups,
 // chassis, deploy templates). A resource is described once, as a table of FieldSpecs (name,
@@ -8,6 +8,13 @@
 //
 // JSON documents (driver_info, properties, steps, ...) are kept as compact serialised text: the
 // hot read paths splice them into responses without parsing.
+//
+// JSON null on input follows Ironic, per field (docs/compatibility.md, "`null` in request
+// bodies"): a nullable field (kNullable) stores it; kNullMeansDefault takes it as the field's
+// default; kNullRefusedOnCreate / kNullRefusedOnPatch refuse it with a 400. The flags are read
+// from Ironic's request schemas and from what its controllers, objects and database layer do
+// with a None. A field without them keeps its type's rule: {} or [] for an object or array, a
+// 400 otherwise in a POST; in a PATCH also false or "" for a boolean or string.
 #pragma once
 
 #include <bitset>
@@ -52,6 +59,17 @@ enum FieldFlag : uint32_t {
   /// (fields= then just leaves it out), as Ironic treats port group physical_network and
   /// category.
   kWritableBeforeSince = 1u << 10,
+  /// null on input means the field's default, as Ironic's code treats a null its schema takes:
+  /// a POST body's null leaves the field out (a generated uuid, "", false, {}, []), also for a
+  /// field a POST cannot otherwise set (a node's boot_mode and secure_boot, which Ironic's node
+  /// schema lists); a PATCH to null returns the field to its default (false, "", {}, []).
+  kNullMeansDefault = 1u << 11,
+  /// A POST body's null for the field is a 400 naming it (nullRefusedError): Ironic answers
+  /// 500 there (its object or controller code fails on None) or refuses it itself.
+  kNullRefusedOnCreate = 1u << 12,
+  /// The same for a PATCH that leaves the field null. Removing the field is not affected: it
+  /// returns to its default (null for a nullable field).
+  kNullRefusedOnPatch = 1u << 13,
 };
 
 /// One field of a resource schema.
@@ -132,8 +150,14 @@ class Record {
 Json valueToJson(const Value& value, FieldType type);
 
 /// Converts client JSON to a value of the given field, checking the type (bool fields also take
-/// "true"/"false" strings, as Ironic does) and the maximum length. Errors name the field.
+/// "true"/"false" strings, as Ironic does) and the maximum length. Errors name the field. null
+/// is null for a nullable field, {} or [] for an object or array field, and an error otherwise
+/// (the null flags above are the callers' business: recordFromBody, patchRecord).
 Result<Value> valueFromJson(const Json& json, const FieldSpec& field);
+
+/// The 400 of a null the field refuses (kNullRefusedOnCreate, kNullRefusedOnPatch): "Field `x'
+/// cannot be None", the words of Ironic's objects when they refuse None.
+Error nullRefusedError(const FieldSpec& field);
 
 /// Builds a Record with the schema's defaults: null everywhere, "{}" for non-nullable objects,
 /// "[]" for non-nullable arrays, false for non-nullable booleans.

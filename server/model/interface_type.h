@@ -1,4 +1,4 @@
-// File: server/drivers/interface_types.h
+// File: server/model/interface_type.h
 //
 // The hardware interfaces of the driver composition spec, in Ironic's order, with the node
 // field that names each one's implementation and the microversion that introduced the field.
@@ -43,7 +43,7 @@ inline constexpr std::array<InterfaceTypeInfo, kInterfaceCount> kInterfaceTypes 
     {InterfaceType::Vendor, "vendor", "vendor_interface", ver::k31DynamicInterfaces, false},
 }};
 
-inline const InterfaceTypeInfo& interfaceInfo(InterfaceType type) {
+constexpr const InterfaceTypeInfo& interfaceInfo(InterfaceType type) {
   return kInterfaceTypes[static_cast<size_t>(type)];
 }
 

@@ -1,4 +1,4 @@
-#include "server/model/record.h"
+#include "server/schema/record.h"
 
 #include <nlohmann/json.hpp>
 
@@ -100,6 +100,11 @@ Result<Value> valueFromJson(const Json& json, const FieldSpec& field) {
       return Value::text(dumpJson(json));
   }
   return typeError("value");
+}
+
+Error nullRefusedError(const FieldSpec& field) {
+  return Error{ErrorCode::InvalidArgument,
+               "Field `" + std::string(field.name) + "' cannot be None"};
 }
 
 Record defaultRecord(const Schema& schema) {
