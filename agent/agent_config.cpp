@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <filesystem>
 
 #include "agent/dns_resolver.h"
 #include "shared/core/base64.h"
+#include "shared/core/log.h"
+#include "shared/core/strings.h"
 
 namespace kiln::agent {
 
@@ -50,12 +51,11 @@ std::optional<std::string> kernelParameter(std::string_view cmdline, std::string
 namespace {
 
 Result<std::chrono::seconds> parseSeconds(std::string_view option, const std::string& text) {
-  int value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || value < 1 || value > 3600) {
+  const auto value = parseInt<int>(text, 1, 3600);
+  if (!value) {
     return invalid(std::string(option) + " needs a number of seconds between 1 and 3600, got '" + text + "'");
   }
-  return std::chrono::seconds(value);
+  return std::chrono::seconds(*value);
 }
 
 std::string trimUrl(std::string url) {
@@ -75,9 +75,7 @@ Result<bool> parseSwitch(std::string_view option, const std::string& text) {
 }  // namespace
 
 std::optional<bool> parseBool(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const std::string lower = asciiLower(text);
   for (std::string_view yes : {"1", "t", "true", "on", "y", "yes"}) {
     if (lower == yes) return true;
   }
@@ -90,12 +88,7 @@ std::optional<bool> parseBool(std::string_view text) {
 Result<std::string> decodeInlineCa(std::string_view value) {
   std::string pem;
   size_t index = 0;
-  size_t start = 0;
-  while (start <= value.size()) {
-    size_t comma = value.find(',', start);
-    if (comma == std::string_view::npos) comma = value.size();
-    const std::string_view item = value.substr(start, comma - start);
-    start = comma + 1;
+  for (const std::string_view item : split(value, ',')) {
     ++index;
     const std::string which = "kiln.api_ca item " + std::to_string(index);
     if (item.empty()) return invalid(which + " is empty");
@@ -117,7 +110,6 @@ Result<std::string> decodeInlineCa(std::string_view value) {
     } else {
       return invalid(which + " is neither the DER of a certificate nor a PEM file");
     }
-    if (comma == value.size()) break;
   }
   return pem;
 }
@@ -149,6 +141,10 @@ Result<AgentConfig> parseAgentArgs(std::span<const std::string> args, std::strin
       c.sysRoot = KILN_TRY(value());
     } else if (opt == "--log-level") {
       c.logLevel = KILN_TRY(value());
+      if (!parseLogLevel(c.logLevel)) {
+        return invalid("--log-level must be trace, debug, info, warning or error, got '" +
+                       c.logLevel + "'");
+      }
     } else if (opt == "--api-ca-file" || opt == "--cafile") {
       handCaFile = KILN_TRY(value());
       if (handCaFile.empty()) return invalid(opt + " needs a path");

@@ -7,13 +7,14 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <type_traits>
+
+#include "shared/core/strings.h"
 
 namespace kiln::agent {
 namespace {
@@ -29,12 +30,8 @@ struct Server {
 };
 
 std::optional<uint16_t> parsePort(std::string_view text) {
-  unsigned value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || value < 1 || value > 65535) {
-    return std::nullopt;
-  }
-  return static_cast<uint16_t>(value);
+  const auto port = parseInt<uint16_t>(text, 1, 65535);
+  return port ? std::optional<uint16_t>(*port) : std::nullopt;
 }
 
 std::optional<Server> parseServer(std::string_view item) {
@@ -268,11 +265,7 @@ class DnsResolver final : public Resolver {
 
 Result<std::vector<std::string>> parseDnsServers(std::string_view option, std::string_view list) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string_view::npos) comma = list.size();
-    const std::string_view item = list.substr(start, comma - start);
+  for (const std::string_view item : split(list, ',')) {
     if (item.empty()) {
       return invalid(std::string(option) + " has an empty item in '" + std::string(list) + "'");
     }
@@ -281,8 +274,6 @@ Result<std::vector<std::string>> parseDnsServers(std::string_view option, std::s
                      "[IPv6][:PORT], comma-separated), got '" + std::string(item) + "'");
     }
     out.emplace_back(item);
-    start = comma + 1;
-    if (comma == list.size()) break;
   }
   return out;
 }

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
     std::cerr << "kiln-agent: " << config.error().message << "\n\n" << agentUsage();
     return 2;
   }
-  Logger::setLevel(parseLogLevel(config->logLevel));
+  // parseAgentArgs accepted only a level's name.
+  Logger::setLevel(parseLogLevel(config->logLevel).value_or(LogLevel::Info));
 
   // SIGTERM/SIGINT are taken by a thread that asks the agent to stop (no work in a handler);
   // blocked before any thread starts, so every thread inherits the mask.

@@ -3,29 +3,17 @@
 #include <ini.h>
 #include <unistd.h>
 
-#include <cctype>
+#include <algorithm>
 #include <set>
-#include <sstream>
 
 #include "server/config/option_values.h"
 #include "server/local_files.h"
 #include "shared/core/file.h"
 #include "shared/core/log.h"
+#include "shared/core/strings.h"
 
 namespace kiln::server {
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string hostname() {
   char buf[256] = {};
@@ -42,11 +30,11 @@ struct IniFile {
   std::map<std::string, std::map<std::string, std::string>> values;
 
   bool has(const std::string& section, const std::string& key) const {
-    auto s = values.find(lower(section));
+    auto s = values.find(asciiLower(section));
     return s != values.end() && s->second.count(key) > 0;
   }
   std::string get(const std::string& section, const std::string& key) const {
-    auto s = values.find(lower(section));
+    auto s = values.find(asciiLower(section));
     if (s == values.end()) return "";
     auto k = s->second.find(key);
     return k == s->second.end() ? "" : k->second;
@@ -55,8 +43,8 @@ struct IniFile {
 
 int collectHandler(void* user, const char* section, const char* name, const char* value) {
   auto* file = static_cast<IniFile*>(user);
-  const std::string sec = lower(section);
-  const std::string key = lower(name);
+  const std::string sec = asciiLower(section);
+  const std::string key = asciiLower(name);
   file->keys.emplace_back(sec, key);
   file->values[sec][key] = value ? value : "";
   return 1;
@@ -64,122 +52,349 @@ int collectHandler(void* user, const char* section, const char* name, const char
 
 }  // namespace
 
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    item = trim(item);
-    if (!item.empty()) out.push_back(item);
+std::vector<std::string> splitList(const std::string& text) { return splitTrimmed(text, ','); }
+
+namespace {
+
+/// "a, b or c".
+std::string choiceList(const std::vector<std::string>& choices) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) out += i + 1 == choices.size() ? " or " : ", ";
+    out += choices[i];
   }
   return out;
 }
 
-Result<Config> parseConfig(const std::string& text, const std::string& origin) {
-  IniFile reader;
-  if (const int line = ini_parse_string(text.c_str(), collectHandler, &reader); line != 0) {
-    return invalid(origin + ": syntax error on line " + std::to_string(line));
+Result<int> readInt(const std::string& text, int min, int max, const std::string& where) {
+  // As std::stol read it: a '+' sign is allowed.
+  const auto value = parseInt<int>(text, min, max, IntSyntax::Strtol);
+  if (!value) {
+    return invalid(where + " must be an integer between " + std::to_string(min) + " and " +
+                   std::to_string(max) + ", got '" + text + "'");
   }
-  Config c;
-  c.host = hostname();
-  auto where = [&](const std::string& section, const std::string& key) {
-    return origin + ": [" + section + "] " + key;
-  };
-  auto getString = [&](const std::string& section, const std::string& key, std::string& out) {
-    if (reader.has(section, key)) out = trim(reader.get(section, key));
-  };
-  auto getInt = [&](const std::string& section, const std::string& key, int& out, int min,
-                    int max) -> Result<void> {
-    if (!reader.has(section, key)) return {};
-    const std::string raw = trim(reader.get(section, key));
-    try {
-      size_t pos = 0;
-      const long v = std::stol(raw, &pos);
-      if (pos != raw.size() || v < min || v > max) throw std::out_of_range("range");
-      out = static_cast<int>(v);
+  return *value;
+}
+
+Result<bool> readBool(const std::string& text, const std::string& where) {
+  const std::string value = asciiLower(text);
+  if (value == "true" || value == "1" || value == "yes" || value == "on") return true;
+  if (value == "false" || value == "0" || value == "no" || value == "off") return false;
+  return invalid(where + " must be true or false, got '" + value + "'");
+}
+
+/// Stores `option`'s text (trimmed) in its member, or hands it to its reader.
+Result<void> readOption(const ConfigOption& option, const std::string& text,
+                        const std::string& where, Config& c) {
+  switch (option.kind) {
+    case OptionKind::String:
+      c.*std::get<std::string Config::*>(option.member) = text;
       return {};
-    } catch (const std::exception&) {
-      return invalid(where(section, key) + " must be an integer between " + std::to_string(min) +
-                     " and " + std::to_string(max) + ", got '" + raw + "'");
+    case OptionKind::Int: {
+      const int value = KILN_TRY(readInt(text, option.min, option.max, where));
+      if (const auto* member = std::get_if<int Config::*>(&option.member)) {
+        c.** member = value;
+      } else {
+        c.*std::get<std::optional<int> Config::*>(option.member) = value;
+      }
+      return {};
     }
-  };
-  auto getBool = [&](const std::string& section, const std::string& key,
-                     bool& out) -> Result<void> {
-    if (!reader.has(section, key)) return {};
-    const std::string raw = lower(trim(reader.get(section, key)));
-    if (raw == "true" || raw == "1" || raw == "yes" || raw == "on") {
-      out = true;
-    } else if (raw == "false" || raw == "0" || raw == "no" || raw == "off") {
-      out = false;
-    } else {
-      return invalid(where(section, key) + " must be true or false, got '" + raw + "'");
+    case OptionKind::Bool:
+      c.*std::get<bool Config::*>(option.member) = KILN_TRY(readBool(text, where));
+      return {};
+    case OptionKind::Choice: {
+      const std::string value = option.normalize ? option.normalize(text) : text;
+      if (std::find(option.choices.begin(), option.choices.end(), value) == option.choices.end()) {
+        return invalid(where + " must be " + choiceList(option.choices) + ", got '" + value + "'");
+      }
+      c.*std::get<std::string Config::*>(option.member) = value;
+      return {};
     }
-    return {};
-  };
+    case OptionKind::List:
+      c.*std::get<std::vector<std::string> Config::*>(option.member) = splitList(text);
+      return {};
+    case OptionKind::Custom:
+      if (option.custom) return option.custom(option, text, where, c);
+      return {};
+  }
+  return {};
+}
 
-  getString("DEFAULT", "auth_strategy", c.authStrategy);
-  if (c.authStrategy != "noauth" && c.authStrategy != "http_basic") {
-    return invalid(where("DEFAULT", "auth_strategy") + " must be noauth or http_basic, got '" +
-                   c.authStrategy + "'");
-  }
-  getString("DEFAULT", "http_basic_auth_user_file", c.httpBasicAuthUserFile);
-  getString("DEFAULT", "host", c.host);
-  getString("DEFAULT", "log_level", c.logLevel);
-  bool debug = false;
-  KILN_TRY_VOID(getBool("DEFAULT", "debug", debug));
-  if (debug) c.logLevel = "debug";
-  if (reader.has("DEFAULT", "enabled_hardware_types")) {
-    c.enabledHardwareTypes = splitList(reader.get("DEFAULT", "enabled_hardware_types"));
-  }
+ConfigOption makeOption(std::string section, std::string key, OptionKind kind,
+                        ConfigOption::Member member, std::optional<std::string> defaultValue) {
+  ConfigOption o;
+  o.section = std::move(section);
+  o.key = std::move(key);
+  o.kind = kind;
+  o.member = member;
+  o.defaultValue = std::move(defaultValue);
+  return o;
+}
+
+ConfigOption optString(std::string section, std::string key, std::string Config::*member,
+                       std::optional<std::string> defaultValue) {
+  return makeOption(std::move(section), std::move(key), OptionKind::String, member,
+                    std::move(defaultValue));
+}
+
+ConfigOption optInt(std::string section, std::string key, int Config::*member, int min, int max,
+                    int defaultValue) {
+  ConfigOption o = makeOption(std::move(section), std::move(key), OptionKind::Int, member,
+                              std::to_string(defaultValue));
+  o.min = min;
+  o.max = max;
+  return o;
+}
+
+ConfigOption optBool(std::string section, std::string key, bool Config::*member,
+                     bool defaultValue) {
+  return makeOption(std::move(section), std::move(key), OptionKind::Bool, member,
+                    defaultValue ? "true" : "false");
+}
+
+ConfigOption optChoice(std::string section, std::string key, std::string Config::*member,
+                       std::vector<std::string> choices, std::string defaultValue,
+                       std::string (*normalize)(std::string_view) = nullptr) {
+  ConfigOption o = makeOption(std::move(section), std::move(key), OptionKind::Choice, member,
+                              std::move(defaultValue));
+  o.choices = std::move(choices);
+  o.normalize = normalize;
+  return o;
+}
+
+ConfigOption optCustom(std::string section, std::string key, ConfigOption::Reader reader,
+                       std::optional<std::string> defaultValue = std::nullopt) {
+  ConfigOption o = makeOption(std::move(section), std::move(key), OptionKind::Custom,
+                              std::monostate{}, std::move(defaultValue));
+  o.custom = std::move(reader);
+  return o;
+}
+
+/// An [ipmi] option in seconds (IpmitoolOptions keeps milliseconds).
+ConfigOption ipmiSeconds(std::string key, std::chrono::milliseconds IpmitoolOptions::*member,
+                         int min, int max, int defaultValue) {
+  ConfigOption option = optCustom(
+      "ipmi", std::move(key),
+      [member](const ConfigOption& self, const std::string& text, const std::string& where,
+               Config& c) -> Result<void> {
+        c.ipmi.*member = std::chrono::seconds(KILN_TRY(readInt(text, self.min, self.max, where)));
+        return {};
+      },
+      std::to_string(defaultValue));
+  option.min = min;
+  option.max = max;
+  return option;
+}
+
+std::vector<ConfigOption> makeOptions() {
+  using C = Config;
+  constexpr int kWeek = 86400 * 7;
+  std::vector<ConfigOption> o;
+  // [DEFAULT]
+  o.push_back(
+      optChoice("DEFAULT", "auth_strategy", &C::authStrategy, {"noauth", "http_basic"}, "noauth"));
+  o.push_back(optString("DEFAULT", "http_basic_auth_user_file", &C::httpBasicAuthUserFile,
+                        "/etc/kiln/htpasswd"));
+  o.push_back(optString("DEFAULT", "host", &C::host, std::nullopt));  // the hostname
+  o.push_back(optChoice("DEFAULT", "log_level", &C::logLevel,
+                        {"trace", "debug", "info", "warning", "error"}, "info",
+                        [](std::string_view text) {
+                          // Any case, and "warn", as parseLogLevel reads them; shown in messages
+                          // lowered.
+                          const auto level = parseLogLevel(text);
+                          return level ? std::string(logLevelName(*level)) : asciiLower(text);
+                        }));
+  o.push_back(optCustom(
+      "DEFAULT", "debug",
+      [](const ConfigOption&, const std::string& text, const std::string& where,
+         Config& c) -> Result<void> {
+        if (KILN_TRY(readBool(text, where))) c.logLevel = "debug";
+        return {};
+      },
+      "false"));
+  o.push_back(makeOption("DEFAULT", "enabled_hardware_types", OptionKind::List,
+                         &C::enabledHardwareTypes, "ipmi, redfish"));
   for (const auto& info : kInterfaceTypes) {
-    const std::string enabledKey = "enabled_" + std::string(info.name) + "_interfaces";
-    const std::string defaultKey = "default_" + std::string(info.name) + "_interface";
     const auto idx = static_cast<size_t>(info.type);
-    if (reader.has("DEFAULT", enabledKey)) {
-      c.enabledInterfaces[idx] = splitList(reader.get("DEFAULT", enabledKey));
-    }
-    if (reader.has("DEFAULT", defaultKey)) {
-      std::string v = trim(reader.get("DEFAULT", defaultKey));
-      if (!v.empty()) c.defaultInterfaces[idx] = v;
-    }
+    auto enabled = optCustom("DEFAULT", "enabled_" + std::string(info.name) + "_interfaces",
+                             [idx](const ConfigOption&, const std::string& text, const std::string&,
+                                   Config& c) -> Result<void> {
+                               c.enabledInterfaces[idx] = splitList(text);
+                               return {};
+                             });
+    enabled.docName = "enabled_<iface>_interfaces";
+    o.push_back(std::move(enabled));
+    auto byDefault = optCustom("DEFAULT", "default_" + std::string(info.name) + "_interface",
+                               [idx](const ConfigOption&, const std::string& text,
+                                     const std::string&, Config& c) -> Result<void> {
+                                 if (!text.empty()) c.defaultInterfaces[idx] = text;
+                                 return {};
+                               });
+    byDefault.docName = "default_<iface>_interface";
+    o.push_back(std::move(byDefault));
   }
 
-  getString("api", "host_ip", c.hostIp);
-  KILN_TRY_VOID(getInt("api", "port", c.port, 0, 65535));
-  KILN_TRY_VOID(getInt("api", "max_limit", c.maxLimit, 1, 1000000));
-  getString("api", "public_endpoint", c.publicEndpoint);
-  while (!c.publicEndpoint.empty() && c.publicEndpoint.back() == '/') c.publicEndpoint.pop_back();
-  KILN_TRY_VOID(getInt("api", "api_workers", c.apiWorkers, 0, 256));
-  KILN_TRY_VOID(getInt("api", "ramdisk_heartbeat_timeout", c.ramdiskHeartbeatTimeout, 5, 86400));
-  KILN_TRY_VOID(getBool("api", "restrict_lookup", c.restrictLookup));
-  KILN_TRY_VOID(getInt("api", "max_request_body_size", c.maxRequestBodySize, 1024, 1024 * 1024 * 1024));
-  KILN_TRY_VOID(getInt("api", "client_socket_timeout", c.clientSocketTimeout, 1, 86400));
-  KILN_TRY_VOID(getInt("api", "max_connections", c.maxConnections, 16, 10000000));
-  KILN_TRY_VOID(getBool("api", "enable_ssl_api", c.enableSslApi));
-  getString("ssl", "cert_file", c.sslCertFile);
-  getString("ssl", "key_file", c.sslKeyFile);
+  // [api]
+  o.push_back(optString("api", "host_ip", &C::hostIp, "127.0.0.1"));
+  o.push_back(optInt("api", "port", &C::port, 0, 65535, 6385));
+  o.push_back(optInt("api", "max_limit", &C::maxLimit, 1, 1000000, 1000));
+  o.push_back(optString("api", "public_endpoint", &C::publicEndpoint, ""));
+  o.push_back(optInt("api", "api_workers", &C::apiWorkers, 0, 256, 0));
+  o.push_back(
+      optInt("api", "ramdisk_heartbeat_timeout", &C::ramdiskHeartbeatTimeout, 5, 86400, 300));
+  o.push_back(optBool("api", "restrict_lookup", &C::restrictLookup, true));
+  o.push_back(optInt("api", "max_request_body_size", &C::maxRequestBodySize, 1024,
+                     1024 * 1024 * 1024, 16 * 1024 * 1024));
+  o.push_back(optInt("api", "client_socket_timeout", &C::clientSocketTimeout, 1, 86400, 60));
+  o.push_back(optInt("api", "max_connections", &C::maxConnections, 16, 10000000, 10000));
+  o.push_back(optBool("api", "enable_ssl_api", &C::enableSslApi, false));
+
+  // [ssl]
+  o.push_back(optString("ssl", "cert_file", &C::sslCertFile, ""));
+  o.push_back(optString("ssl", "key_file", &C::sslKeyFile, ""));
+
+  // [database]
+  o.push_back(optString("database", "connection", &C::connection, "sqlite:///kiln.sqlite"));
+
+  // [conductor]
+  o.push_back(optBool("conductor", "allow_deleting_available_nodes",
+                      &C::allowDeletingAvailableNodes, true));
+  o.push_back(optBool("conductor", "automated_clean", &C::automatedClean, true));
+  o.push_back(
+      optInt("conductor", "deploy_callback_timeout", &C::deployCallbackTimeout, 0, kWeek, 1800));
+  o.push_back(
+      optInt("conductor", "clean_callback_timeout", &C::cleanCallbackTimeout, 0, kWeek, 1800));
+  o.push_back(
+      optInt("conductor", "sync_power_state_interval", &C::syncPowerStateInterval, 0, 86400, 60));
+  o.push_back(
+      optBool("conductor", "force_power_state_during_sync", &C::forcePowerStateDuringSync, true));
+  o.push_back(optBool("conductor", "enable_health_monitoring", &C::enableHealthMonitoring, true));
+  o.push_back(
+      optInt("conductor", "power_state_sync_max_retries", &C::powerStateSyncMaxRetries, 1, 100, 3));
+  o.push_back(
+      optInt("conductor", "power_state_change_timeout", &C::powerStateChangeTimeout, 1, 3600, 60));
+  o.push_back(optInt("conductor", "workers_pool_size", &C::workersPoolSize, 1, 1024, 16));
+  o.push_back(
+      optInt("conductor", "node_locked_retry_attempts", &C::nodeLockedRetryAttempts, 1, 100, 3));
+  o.push_back(
+      optInt("conductor", "node_locked_retry_interval", &C::nodeLockedRetryInterval, 0, 600, 1));
+  o.push_back(optInt("conductor", "periodic_interval", &C::periodicInterval, 0, 3600, 1));
+  // Lower-cased and checked with the other rules below.
+  o.push_back(optString("conductor", "conductor_group", &C::conductorGroup, ""));
+  o.push_back(optInt("conductor", "heartbeat_interval", &C::heartbeatInterval, 1, 3600, 10));
+  o.push_back(optInt("conductor", "heartbeat_timeout", &C::heartbeatTimeout, 2, 86400, 60));
+  o.push_back(optInt("conductor", "inspect_wait_timeout", &C::inspectWaitTimeout, 0, kWeek, 1800));
+  o.push_back(optBool("conductor", "node_history", &C::nodeHistory, true));
+  o.push_back(
+      optInt("conductor", "node_history_max_entries", &C::nodeHistoryMaxEntries, 0, 1000000, 300));
+  o.push_back(
+      optInt("conductor", "node_history_minimum_days", &C::nodeHistoryMinimumDays, 0, 36500, 0));
+  // Accepted for Ironic's sake: Kiln prunes node history on insert.
+  o.push_back(optCustom("conductor", "node_history_cleanup_interval", nullptr));
+  o.push_back(optCustom("conductor", "node_history_cleanup_batch_count", nullptr));
+  o.push_back(optString("conductor", "deploy_kernel", &C::deployKernel, ""));
+  o.push_back(optString("conductor", "deploy_ramdisk", &C::deployRamdisk, ""));
+  o.push_back(optCustom(
+      "conductor", "file_url_allowed_paths",
+      [](const ConfigOption&, const std::string& text, const std::string& where,
+         Config& c) -> Result<void> {
+        c.fileUrlAllowedPaths.clear();
+        for (const auto& entry : splitList(text)) {
+          auto dir = checkAllowedDirectory(entry);
+          if (!dir) return invalid(where + ": " + dir.error().message);
+          if (const auto system = forbiddenDirectoryOf(*dir); !system.empty()) {
+            Logger("config").warning(
+                "file_url_allowed_paths entry inside a system directory allows no file",
+                {{"entry", *dir}, {"system_directory", std::string(system)}});
+          }
+          c.fileUrlAllowedPaths.push_back(std::move(*dir));
+        }
+        return {};
+      },
+      "/var/lib/kiln/images"));
+  o.push_back(optString("conductor", "api_url", &C::apiUrl, ""));
+  for (auto [key, member] :
+       {std::pair{"clean_step_priority_override", &C::cleanStepPriorityOverride},
+        std::pair{"deploy_step_priority_override", &C::deployStepPriorityOverride}}) {
+    o.push_back(optCustom("conductor", key,
+                          [member](const ConfigOption&, const std::string& text,
+                                   const std::string& where, Config& c) -> Result<void> {
+                            auto parsed = parsePriorityOverrides(text);
+                            if (!parsed) return invalid(where + ": " + parsed.error().message);
+                            c.*member = std::move(*parsed);
+                            return {};
+                          }));
+  }
+
+  // [pxe]
+  o.push_back(optString("pxe", "tftp_root", &C::tftpRoot, "/var/lib/kiln/tftpboot"));
+  o.push_back(optString("pxe", "kernel_append_params", &C::kernelAppendParams,
+                        Config{}.kernelAppendParams));
+  o.push_back(optCustom("pxe", "loader_file_paths",
+                        [](const ConfigOption&, const std::string& text, const std::string& where,
+                           Config& c) -> Result<void> {
+                          auto parsed = parseLoaderFilePaths(text);
+                          if (!parsed) return invalid(where + ": " + parsed.error().message);
+                          c.loaderFilePaths = std::move(*parsed);
+                          c.loaderFilePathsSet = true;
+                          return {};
+                        }));
+
+  // [agent]
+  o.push_back(optInt("agent", "heartbeat_interval", &C::agentHeartbeatInterval, 1, 3600, 10));
+  o.push_back(
+      optInt("agent", "command_heartbeat_interval", &C::agentCommandHeartbeatInterval, 1, 3600, 2));
+  o.push_back(optBool("agent", "allow_md5_checksum", &C::allowMd5Checksum, false));
+  o.push_back(optString("agent", "api_ca_file", &C::agentApiCaFile, std::nullopt));
+
+  // [deploy]
+  o.push_back(
+      optBool("deploy", "power_off_after_deploy_failure", &C::powerOffAfterDeployFailure, true));
+  o.push_back(optString("deploy", "http_root", &C::httpRoot, "/var/lib/kiln/httpboot"));
+  o.push_back(optString("deploy", "external_http_url", &C::externalHttpUrl, std::nullopt));
+  o.push_back(optChoice("deploy", "image_server_auth_strategy", &C::imageServerAuthStrategy,
+                        {"noauth", "http_basic"}, "noauth"));
+  o.push_back(optString("deploy", "image_server_user", &C::imageServerUser, std::nullopt));
+  o.push_back(optString("deploy", "image_server_password", &C::imageServerPassword, std::nullopt));
+  o.push_back(optChoice("deploy", "default_boot_mode", &C::defaultBootMode, {"uefi", "bios"},
+                        "uefi", [](std::string_view text) { return asciiLower(text); }));
+  for (const char* key : {"erase_devices_priority", "erase_devices_metadata_priority"}) {
+    ConfigOption priority = makeOption("deploy", key, OptionKind::Int,
+                                       std::string_view(key) == "erase_devices_priority"
+                                           ? &C::eraseDevicesPriority
+                                           : &C::eraseDevicesMetadataPriority,
+                                       std::nullopt);
+    priority.min = 0;
+    priority.max = 1000000;
+    o.push_back(std::move(priority));
+  }
+
+  // [ipmi]
+  ConfigOption attempts = optCustom(
+      "ipmi", "command_attempts",
+      [](const ConfigOption& self, const std::string& text, const std::string& where,
+         Config& c) -> Result<void> {
+        c.ipmi.attempts = KILN_TRY(readInt(text, self.min, self.max, where));
+        return {};
+      },
+      "3");
+  attempts.min = 1;
+  attempts.max = 100;
+  o.push_back(std::move(attempts));
+  o.push_back(ipmiSeconds("command_retry_interval", &IpmitoolOptions::retryDelay, 0, 600, 2));
+  o.push_back(ipmiSeconds("command_timeout", &IpmitoolOptions::commandTimeout, 1, 3600, 30));
+  return o;
+}
+
+/// The checks that span options, and the tidying of URLs, after every option was read.
+Result<void> finish(Config& c, const std::function<std::string(const char*, const char*)>& where) {
   if (c.enableSslApi && (c.sslCertFile.empty() || c.sslKeyFile.empty())) {
     return invalid(where("api", "enable_ssl_api") + " needs [ssl] cert_file and key_file");
   }
-
-  getString("database", "connection", c.connection);
-
-  KILN_TRY_VOID(
-      getBool("conductor", "allow_deleting_available_nodes", c.allowDeletingAvailableNodes));
-  KILN_TRY_VOID(getBool("conductor", "automated_clean", c.automatedClean));
-  KILN_TRY_VOID(getInt("conductor", "deploy_callback_timeout", c.deployCallbackTimeout, 0, 86400 * 7));
-  KILN_TRY_VOID(getInt("conductor", "clean_callback_timeout", c.cleanCallbackTimeout, 0, 86400 * 7));
-  KILN_TRY_VOID(getInt("conductor", "sync_power_state_interval", c.syncPowerStateInterval, 0, 86400));
-  KILN_TRY_VOID(getBool("conductor", "force_power_state_during_sync", c.forcePowerStateDuringSync));
-  KILN_TRY_VOID(getBool("conductor", "enable_health_monitoring", c.enableHealthMonitoring));
-  KILN_TRY_VOID(getInt("conductor", "power_state_sync_max_retries", c.powerStateSyncMaxRetries, 1, 100));
-  KILN_TRY_VOID(getInt("conductor", "power_state_change_timeout", c.powerStateChangeTimeout, 1, 3600));
-  KILN_TRY_VOID(getInt("conductor", "workers_pool_size", c.workersPoolSize, 1, 1024));
-  KILN_TRY_VOID(getInt("conductor", "node_locked_retry_attempts", c.nodeLockedRetryAttempts, 1, 100));
-  KILN_TRY_VOID(getInt("conductor", "node_locked_retry_interval", c.nodeLockedRetryInterval, 0, 600));
-  KILN_TRY_VOID(getInt("conductor", "periodic_interval", c.periodicInterval, 0, 3600));
-  getString("conductor", "conductor_group", c.conductorGroup);
-  for (auto& ch : c.conductorGroup) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (std::string* url : {&c.publicEndpoint, &c.apiUrl, &c.externalHttpUrl}) {
+    while (!url->empty() && url->back() == '/') url->pop_back();
+  }
+  c.conductorGroup = asciiLower(c.conductorGroup);
   if (c.conductorGroup.size() > 255 ||
       c.conductorGroup.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-.") !=
           std::string::npos) {
@@ -187,68 +402,14 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
                    " may only hold letters, digits, '_', '-' and '.' (at most 255), got '" +
                    c.conductorGroup + "'");
   }
-  KILN_TRY_VOID(getInt("conductor", "heartbeat_interval", c.heartbeatInterval, 1, 3600));
-  KILN_TRY_VOID(getInt("conductor", "heartbeat_timeout", c.heartbeatTimeout, 2, 86400));
   if (c.heartbeatTimeout <= c.heartbeatInterval) {
     return invalid(where("conductor", "heartbeat_timeout") +
                    " must be longer than [conductor] heartbeat_interval");
   }
-  KILN_TRY_VOID(getInt("conductor", "inspect_wait_timeout", c.inspectWaitTimeout, 0, 86400 * 7));
-  KILN_TRY_VOID(getBool("conductor", "node_history", c.nodeHistory));
-  KILN_TRY_VOID(
-      getInt("conductor", "node_history_max_entries", c.nodeHistoryMaxEntries, 0, 1000000));
-  KILN_TRY_VOID(
-      getInt("conductor", "node_history_minimum_days", c.nodeHistoryMinimumDays, 0, 36500));
-  getString("conductor", "deploy_kernel", c.deployKernel);
-  getString("conductor", "deploy_ramdisk", c.deployRamdisk);
-  if (reader.has("conductor", "file_url_allowed_paths")) {
-    c.fileUrlAllowedPaths.clear();
-    for (const auto& entry : splitList(reader.get("conductor", "file_url_allowed_paths"))) {
-      auto dir = checkAllowedDirectory(entry);
-      if (!dir) return invalid(where("conductor", "file_url_allowed_paths") + ": " + dir.error().message);
-      if (const auto system = forbiddenDirectoryOf(*dir); !system.empty()) {
-        Logger("config").warning("file_url_allowed_paths entry inside a system directory allows no file",
-                                 {{"entry", *dir}, {"system_directory", std::string(system)}});
-      }
-      c.fileUrlAllowedPaths.push_back(std::move(*dir));
-    }
-  }
-  getString("conductor", "api_url", c.apiUrl);
-  while (!c.apiUrl.empty() && c.apiUrl.back() == '/') c.apiUrl.pop_back();
-  getString("pxe", "tftp_root", c.tftpRoot);
-  getString("pxe", "kernel_append_params", c.kernelAppendParams);
-  if (reader.has("pxe", "loader_file_paths")) {
-    auto parsed = parseLoaderFilePaths(reader.get("pxe", "loader_file_paths"));
-    if (!parsed) return invalid(where("pxe", "loader_file_paths") + ": " + parsed.error().message);
-    c.loaderFilePaths = std::move(*parsed);
-    c.loaderFilePathsSet = true;
-  }
-  KILN_TRY_VOID(getInt("agent", "heartbeat_interval", c.agentHeartbeatInterval, 1, 3600));
-  KILN_TRY_VOID(getInt("agent", "command_heartbeat_interval", c.agentCommandHeartbeatInterval, 1, 3600));
-  KILN_TRY_VOID(getBool("agent", "allow_md5_checksum", c.allowMd5Checksum));
-  getString("agent", "api_ca_file", c.agentApiCaFile);
-  for (auto [key, target] : {std::pair{"clean_step_priority_override", &c.cleanStepPriorityOverride},
-                             std::pair{"deploy_step_priority_override", &c.deployStepPriorityOverride}}) {
-    if (!reader.has("conductor", key)) continue;
-    auto parsed = parsePriorityOverrides(reader.get("conductor", key));
-    if (!parsed) return invalid(where("conductor", key) + ": " + parsed.error().message);
-    *target = std::move(*parsed);
-  }
-  KILN_TRY_VOID(getBool("deploy", "power_off_after_deploy_failure", c.powerOffAfterDeployFailure));
-  getString("deploy", "http_root", c.httpRoot);
-  getString("deploy", "external_http_url", c.externalHttpUrl);
-  while (!c.externalHttpUrl.empty() && c.externalHttpUrl.back() == '/') c.externalHttpUrl.pop_back();
   if (!c.externalHttpUrl.empty() && c.externalHttpUrl.rfind("http://", 0) != 0 &&
       c.externalHttpUrl.rfind("https://", 0) != 0) {
-    return invalid(where("deploy", "external_http_url") + " must be an http:// or https:// URL, got '" +
-                   c.externalHttpUrl + "'");
-  }
-  getString("deploy", "image_server_auth_strategy", c.imageServerAuthStrategy);
-  getString("deploy", "image_server_user", c.imageServerUser);
-  getString("deploy", "image_server_password", c.imageServerPassword);
-  if (c.imageServerAuthStrategy != "noauth" && c.imageServerAuthStrategy != "http_basic") {
-    return invalid(where("deploy", "image_server_auth_strategy") +
-                   " must be noauth or http_basic, got '" + c.imageServerAuthStrategy + "'");
+    return invalid(where("deploy", "external_http_url") +
+                   " must be an http:// or https:// URL, got '" + c.externalHttpUrl + "'");
   }
   if (c.imageServerAuthStrategy == "http_basic") {
     std::vector<std::string> missing;
@@ -264,40 +425,44 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
                      "are not set");
     }
   }
-  getString("deploy", "default_boot_mode", c.defaultBootMode);
-  c.defaultBootMode = lower(trim(c.defaultBootMode));
-  if (c.defaultBootMode != "uefi" && c.defaultBootMode != "bios") {
-    return invalid(where("deploy", "default_boot_mode") + " must be uefi or bios, got '" +
-                   c.defaultBootMode + "'");
-  }
-  for (auto [key, target] : {std::pair{"erase_devices_priority", &c.eraseDevicesPriority},
-                             std::pair{"erase_devices_metadata_priority", &c.eraseDevicesMetadataPriority}}) {
-    int value = 0;
-    if (!reader.has("deploy", key)) continue;
-    KILN_TRY_VOID(getInt("deploy", key, value, 0, 1000000));
-    *target = value;
-  }
+  return {};
+}
 
-  int ipmiAttempts = c.ipmi.attempts;
-  KILN_TRY_VOID(getInt("ipmi", "command_attempts", ipmiAttempts, 1, 100));
-  c.ipmi.attempts = ipmiAttempts;
-  int ipmiRetryInterval = static_cast<int>(c.ipmi.retryDelay.count() / 1000);
-  KILN_TRY_VOID(getInt("ipmi", "command_retry_interval", ipmiRetryInterval, 0, 600));
-  c.ipmi.retryDelay = std::chrono::seconds(ipmiRetryInterval);
-  int ipmiTimeout = static_cast<int>(c.ipmi.commandTimeout.count() / 1000);
-  KILN_TRY_VOID(getInt("ipmi", "command_timeout", ipmiTimeout, 1, 3600));
-  c.ipmi.commandTimeout = std::chrono::seconds(ipmiTimeout);
+}  // namespace
+
+const std::vector<ConfigOption>& configOptions() {
+  static const std::vector<ConfigOption> options = makeOptions();
+  return options;
+}
+
+Result<Config> parseConfig(const std::string& text, const std::string& origin) {
+  IniFile reader;
+  if (const int line = ini_parse_string(text.c_str(), collectHandler, &reader); line != 0) {
+    return invalid(origin + ": syntax error on line " + std::to_string(line));
+  }
+  Config c;
+  c.host = hostname();
+  auto where = [&](const std::string& section, const std::string& key) {
+    return origin + ": [" + section + "] " + key;
+  };
+  for (const ConfigOption& option : configOptions()) {
+    if (!reader.has(option.section, option.key)) continue;
+    KILN_TRY_VOID(readOption(option, trim(reader.get(option.section, option.key)),
+                             where(option.section, option.key), c));
+  }
+  KILN_TRY_VOID(
+      finish(c, [&](const char* section, const char* key) { return where(section, key); }));
 
   for (const auto& [key, raw] : reader.values["http_basic_roles"]) {
-    const std::string value = lower(trim(raw));
+    const std::string value = asciiLower(trim(raw));
     Role role;
     if (value == "admin") {
       role = Role::Admin;
     } else if (value == "observer") {
       role = Role::Observer;
     } else {
-      return invalid(where("http_basic_roles", key) + " must be admin or observer, got '" +
-                     value + "'");
+      return invalid(where("http_basic_roles", key) + " must be admin or observer, got '" + value +
+                     "'");
     }
     if (key == "default_role") {
       c.defaultRole = role;
@@ -309,52 +474,17 @@ Result<Config> parseConfig(const std::string& text, const std::string& origin) {
   // Report options Kiln does not know: most likely typos, and silently ignoring them would
   // hide a misconfiguration.
   static const std::set<std::string> kKnown = [] {
-    std::set<std::string> k = {
-        "default/auth_strategy", "default/http_basic_auth_user_file", "default/host",
-        "default/log_level", "default/debug", "default/enabled_hardware_types",
-        "api/host_ip", "api/port", "api/max_limit", "api/public_endpoint", "api/api_workers",
-        "api/ramdisk_heartbeat_timeout", "api/restrict_lookup", "api/max_request_body_size",
-        "api/client_socket_timeout", "api/max_connections", "api/enable_ssl_api",
-        "ssl/cert_file", "ssl/key_file", "conductor/inspect_wait_timeout",
-        "agent/heartbeat_interval", "agent/command_heartbeat_interval", "agent/allow_md5_checksum",
-        "agent/api_ca_file",
-        "conductor/deploy_kernel", "conductor/deploy_ramdisk", "conductor/api_url",
-        "conductor/file_url_allowed_paths",
-        "pxe/tftp_root", "pxe/kernel_append_params", "pxe/loader_file_paths",
-        "database/connection", "conductor/allow_deleting_available_nodes",
-        "conductor/automated_clean", "conductor/deploy_callback_timeout",
-        "conductor/clean_callback_timeout", "conductor/sync_power_state_interval",
-        "conductor/force_power_state_during_sync", "conductor/power_state_sync_max_retries",
-        "conductor/power_state_change_timeout", "conductor/workers_pool_size",
-        "conductor/node_locked_retry_attempts", "conductor/node_locked_retry_interval",
-        "conductor/periodic_interval", "conductor/clean_step_priority_override",
-        "conductor/conductor_group", "conductor/heartbeat_interval", "conductor/heartbeat_timeout",
-        "conductor/deploy_step_priority_override", "deploy/erase_devices_priority",
-        "deploy/erase_devices_metadata_priority", "deploy/power_off_after_deploy_failure",
-        "deploy/default_boot_mode", "deploy/http_root", "deploy/external_http_url"};
-    for (const char* key :
-         {"image_server_auth_strategy", "image_server_user", "image_server_password"}) {
-      k.insert(std::string("deploy/") + key);
+    std::set<std::string> known;
+    for (const ConfigOption& option : configOptions()) {
+      known.insert(asciiLower(option.section) + "/" + option.key);
     }
-    // Node history; Kiln prunes on insert, so the periodic clean-up options have no effect.
-    for (const char* key : {"node_history", "node_history_max_entries", "node_history_minimum_days",
-                            "node_history_cleanup_interval", "node_history_cleanup_batch_count"}) {
-      k.insert(std::string("conductor/") + key);
-    }
-    for (const char* key : {"command_attempts", "command_retry_interval", "command_timeout"}) {
-      k.insert(std::string("ipmi/") + key);
-    }
-    for (const auto& info : kInterfaceTypes) {
-      k.insert("default/enabled_" + std::string(info.name) + "_interfaces");
-      k.insert("default/default_" + std::string(info.name) + "_interface");
-    }
-    return k;
+    return known;
   }();
   for (const auto& [section, key] : reader.keys) {
     if (section == "http_basic_roles") continue;
     if (!kKnown.count(section + "/" + key)) {
-      Logger("config").warning("ignoring unknown option", {{"option", "[" + section + "] " + key},
-                                                           {"file", origin}});
+      Logger("config").warning("ignoring unknown option",
+                               {{"option", "[" + section + "] " + key}, {"file", origin}});
     }
   }
   return c;

@@ -2,13 +2,19 @@
 //
 // kiln-server's configuration, read from an INI file (`--config-file`). Option names follow
 // Ironic's wherever the concept is the same; etc/kiln.conf.sample documents every option and
-// docs/configuration.md explains them.
+// docs/configuration.md explains them. configOptions() is the one table of options (section,
+// key, member, kind, range or choices, default): parseConfig reads the file through it and
+// warns about any option it does not list, and tests/server/config_test.cpp checks that the
+// docs and the sample show every one.
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "server/config/ipmitool_options.h"
@@ -140,6 +146,50 @@ struct Config {
   std::map<std::string, Role> userRoles;
   Role defaultRole = Role::Admin;  ///< [http_basic_roles] default_role
 };
+
+/// What an option's text becomes (ConfigOption::kind). Every value is trimmed first.
+enum class OptionKind {
+  String,  ///< the text
+  Int,     ///< an integer in [min, max]; a '+' sign is allowed (as std::stol read it)
+  Bool,    ///< true/1/yes/on or false/0/no/off, any case
+  Choice,  ///< one of `choices` (after `normalize`, when the option has one)
+  List,    ///< a comma list, items trimmed, empty ones dropped (splitList)
+  Custom,  ///< read by `custom`; an option without one is accepted and ignored
+};
+
+/// One option of the configuration file: configOptions() is the one list, from which
+/// parseConfig reads the file and knows which options exist (others are warned about).
+/// [http_basic_roles], whose keys are user names, is read on its own.
+struct ConfigOption {
+  using Member = std::variant<std::monostate, std::string Config::*, int Config::*,
+                              bool Config::*, std::optional<int> Config::*,
+                              std::vector<std::string> Config::*>;
+  /// Reads a Custom option's trimmed text into the configuration; `where` is its name as
+  /// messages show it ("kiln.conf: [pxe] loader_file_paths").
+  using Reader = std::function<Result<void>(const ConfigOption& option, const std::string& text,
+                                            const std::string& where, Config& config)>;
+
+  std::string section;  ///< as messages and docs spell it: "DEFAULT", "api", ...
+  std::string key;
+  OptionKind kind = OptionKind::String;
+  Member member;  ///< where String, Int, Bool, Choice and List options go
+  int min = 0;    ///< Int (and the Custom options that read an integer)
+  int max = 0;
+  std::vector<std::string> choices;  ///< Choice, in the order messages list them
+  /// Choice: maps accepted spellings to a choice before the check ("DEBUG" -> "debug").
+  std::string (*normalize)(std::string_view) = nullptr;
+  /// The default as docs/configuration.md and etc/kiln.conf.sample show it; nullopt when the
+  /// option is unset by default or its default is computed (the hostname). The values are
+  /// Config's member initialisers: config_test checks that they agree.
+  std::optional<std::string> defaultValue;
+  /// The name docs/configuration.md gives the option when it documents a family in one row
+  /// ("enabled_<iface>_interfaces"); empty = `key`.
+  std::string docName;
+  Reader custom;
+};
+
+/// Every option parseConfig reads, in the order it reads them.
+const std::vector<ConfigOption>& configOptions();
 
 /// Reads `path`. InvalidArgument names the file, section and option of any bad value.
 Result<Config> loadConfig(const std::string& path);

@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
     auto defaults = kiln::server::parseConfig("", "defaults");
     config = std::move(*defaults);
   }
-  kiln::Logger::setLevel(kiln::parseLogLevel(config.logLevel));
+  // parseConfig accepted only a level's name.
+  kiln::Logger::setLevel(kiln::parseLogLevel(config.logLevel).value_or(kiln::LogLevel::Info));
 
   auto app = kiln::server::ServerApp::create(config);
   if (!app) {

@@ -5,6 +5,7 @@
 #include "agent/image/image_writer.h"
 #include "agent/raid/mdadm.h"
 #include "shared/core/file.h"
+#include "shared/core/strings.h"
 
 namespace kiln::agent {
 
@@ -13,7 +14,7 @@ int partitionNumber(const std::string& partition) {
   size_t begin = end;
   while (begin > 0 && partition[begin - 1] >= '0' && partition[begin - 1] <= '9') --begin;
   if (begin == end || end - begin > 3) return -1;
-  return std::stoi(partition.substr(begin));
+  return parseInt<int>(std::string_view(partition).substr(begin)).value_or(-1);
 }
 
 Result<nlohmann::json> installRaidBiosBoot(StepContext& ctx, const std::string& mdDevice,

@@ -4,12 +4,12 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <map>
 #include <optional>
 
 #include "agent/disk/device_io.h"
+#include "shared/core/strings.h"
 
 namespace kiln::agent {
 namespace {
@@ -17,15 +17,8 @@ namespace {
 constexpr std::string_view kSkippedPrefixes[] = {"loop", "ram", "sr", "zram",
                                                  "md",   "dm-", "fd", "nbd"};
 
-std::optional<uint64_t> toUnsigned(std::string_view text) {
-  uint64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 uint64_t readNumber(SysfsReader& sysfs, const std::string& path, uint64_t fallback) {
-  return toUnsigned(readSysfsValue(sysfs, path)).value_or(fallback);
+  return parseInt<uint64_t>(readSysfsValue(sysfs, path)).value_or(fallback);
 }
 
 /// udev's ID_WWN spelling: SCSI "naa.5000c500a1b2c3d4" becomes "0x5000c500a1b2c3d4"; other

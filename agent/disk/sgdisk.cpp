@@ -1,6 +1,5 @@
 #include "agent/disk/sgdisk.h"
 
-#include <charconv>
 #include <sstream>
 
 #include "shared/core/strings.h"
@@ -10,8 +9,9 @@ namespace {
 
 template <typename T>
 bool parseNumber(std::string_view text, T& out) {
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && ptr == text.data() + text.size();
+  const auto value = parseInt<T>(text);
+  if (value) out = *value;
+  return value.has_value();
 }
 
 /// The number right after `prefix` in `line` ("Disk x: 204800 sectors" with "Disk x: ").

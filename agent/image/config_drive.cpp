@@ -10,6 +10,7 @@
 #include "agent/image/image_info.h"
 #include "shared/core/base64.h"
 #include "shared/core/gzip.h"
+#include "shared/core/strings.h"
 
 namespace kiln::agent {
 namespace {
@@ -33,9 +34,7 @@ Result<std::string> fetch(StepContext& ctx, const std::string& given,
 
 Result<std::string> loadConfigDrive(StepContext& ctx, const std::string& configdrive,
                                     const std::optional<BasicCredentials>& credentials) {
-  std::string lower = configdrive.substr(0, 8);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = asciiLower(std::string_view(configdrive).substr(0, 8));
   const bool isUrl = lower.starts_with("http://") || lower.starts_with("https://");
   std::string data = isUrl ? KILN_TRY(fetch(ctx, configdrive, credentials)) : configdrive;
   auto decoded = base64Decode(data, Base64Mode::Lenient);

@@ -10,6 +10,7 @@
 #include <cctype>
 
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/http/url.h"
 
 namespace kiln::agent {
@@ -20,14 +21,6 @@ using nlohmann::json;
 constexpr std::string_view kMd5Disabled =
     "md5 image checksums are disabled; the operator enables them with allow_md5_checksum = "
     "true in the [agent] section of the configuration";
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 bool isHex(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -48,7 +41,7 @@ size_t hexLength(ChecksumAlgorithm algorithm) {
 }
 
 Result<ChecksumAlgorithm> parseAlgorithm(std::string_view name, bool md5Allowed) {
-  const std::string n = lower(name);
+  const std::string n = asciiLower(name);
   if (n == "sha256") return ChecksumAlgorithm::Sha256;
   if (n == "sha512") return ChecksumAlgorithm::Sha512;
   if (n == "md5") {
@@ -65,11 +58,11 @@ Result<std::string> checkDigest(ChecksumAlgorithm algorithm, std::string_view he
                    std::string(hex) + "\": expected " + std::to_string(hexLength(algorithm)) +
                    " hex digits");
   }
-  return lower(hex);
+  return asciiLower(hex);
 }
 
 bool isHttpUrl(std::string_view s) {
-  const std::string l = lower(s.substr(0, 8));
+  const std::string l = asciiLower(s.substr(0, 8));
   return l.starts_with("http://") || l.starts_with("https://");
 }
 
@@ -154,7 +147,7 @@ std::string_view toString(Compression compression) {
 }
 
 Result<Compression> parseCompression(std::string_view name) {
-  const std::string n = lower(name);
+  const std::string n = asciiLower(name);
   if (n == "auto" || n.empty()) return Compression::Auto;
   if (n == "none") return Compression::None;
   if (n == "zstd") return Compression::Zstd;
@@ -206,7 +199,7 @@ Result<ImageInfo> parseImageInfo(const json& doc, bool md5Allowed) {
   for (const auto& url : *urls) {
     if (!url.is_string()) return invalid("image_info.urls must contain strings");
     const std::string u = url.get<std::string>();
-    const std::string l = lower(u);
+    const std::string l = asciiLower(u);
     if (!l.starts_with("http://") && !l.starts_with("https://")) {
       return invalid("Unsupported image URL \"" + maskUrlsInText(u) +
                      "\": only http:// and https:// are allowed");
@@ -214,7 +207,7 @@ Result<ImageInfo> parseImageInfo(const json& doc, bool md5Allowed) {
     info.urls.push_back(u);
   }
 
-  const std::string format = lower(KILN_TRY(optionalString(doc, "disk_format")));
+  const std::string format = asciiLower(KILN_TRY(optionalString(doc, "disk_format")));
   if (format.empty() || format == "raw") {
     info.diskFormat = DiskFormat::Raw;
   } else if (format == "qcow2") {

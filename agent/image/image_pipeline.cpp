@@ -10,6 +10,7 @@
 
 #include "agent/disk/device_io.h"
 #include "agent/image/checksum.h"
+#include "shared/core/strings.h"
 
 namespace kiln::agent {
 namespace {
@@ -188,11 +189,8 @@ Result<std::optional<uint64_t>> probeLength(StepContext& ctx, const HttpRequest&
   if (response->status != 200) return std::nullopt;
   const auto length = response->header("content-length");
   if (!length) return std::nullopt;
-  try {
-    return static_cast<uint64_t>(std::stoull(*length));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  const auto size = parseInt<uint64_t>(*length);
+  return size ? std::optional<uint64_t>(*size) : std::nullopt;
 }
 
 /// One download of `request` (its url, without user information, is `url`) through the whole

@@ -23,6 +23,7 @@
 #include "agent/image/image_info.h"
 #include "agent/image/image_writer.h"
 #include "shared/core/clock.h"
+#include "shared/core/strings.h"
 #include "shared/exec/command_runner.h"
 #include "shared/http/http_client.h"
 
@@ -131,7 +132,12 @@ int runWriteImageCommand(int argc, char** argv) {
       }
       info.diskFormat = f == "qcow2" ? DiskFormat::Qcow2 : DiskFormat::Raw;
     } else if (arg == "--timeout") {
-      info.connectTimeout = info.idleTimeout = std::chrono::seconds(std::atoi(v));
+      const auto seconds = parseInt<int>(v, 1, 86400);
+      if (!seconds) {
+        std::cerr << "write-image: --timeout needs a number of seconds from 1 to 86400\n";
+        return 2;
+      }
+      info.connectTimeout = info.idleTimeout = std::chrono::seconds(*seconds);
     }
   }
   if (info.urls.empty() || device.empty()) {

@@ -1,10 +1,6 @@
 #include "agent/network/network_data.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
-#include <bit>
-#include <charconv>
 #include <cstring>
 #include <cerrno>
 #include <filesystem>
@@ -17,6 +13,8 @@
 #include "shared/core/log.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
+#include "shared/net/ip.h"
+#include "shared/net/mac.h"
 
 namespace kiln::agent {
 namespace {
@@ -37,15 +35,8 @@ std::string describe(const json& entry) {
   return id.empty() ? dumpJson(entry) : "'" + id + "'";
 }
 
-bool isIpv4(const std::string& address) {
-  in_addr a{};
-  return ::inet_pton(AF_INET, address.c_str(), &a) == 1;
-}
-
-bool isIpv6(const std::string& address) {
-  in6_addr a{};
-  return ::inet_pton(AF_INET6, address.c_str(), &a) == 1;
-}
+using net::isIpv4;
+using net::isIpv6;
 
 /// "address/prefix" from an address and a netmask (or a prefix already in the address).
 Result<std::string> cidr(const std::string& address, const json& netmask, bool v6, const std::string& what) {
@@ -69,31 +60,8 @@ Result<std::string> cidr(const std::string& address, const json& netmask, bool v
   return host + "/" + std::to_string(*length);
 }
 
-int maskBits(const unsigned char* bytes, size_t n, bool* contiguous) {
-  int bits = 0;
-  bool ended = false;
-  *contiguous = true;
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char b = bytes[i];
-    if (ended && b != 0) *contiguous = false;
-    const int ones = std::countl_one(b);
-    if (static_cast<unsigned char>(b << ones) != 0) *contiguous = false;
-    bits += ones;
-    if (ones < 8) ended = true;
-  }
-  return bits;
-}
-
 /// "52:54:00:aa:00:01" (six hexadecimal pairs joined by colons; either case).
-bool isMac(const std::string& mac) {
-  if (mac.size() != 17) return false;
-  for (size_t i = 0; i < mac.size(); ++i) {
-    const char c = mac[i];
-    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    if (i % 3 == 2 ? c != ':' : !hex) return false;
-  }
-  return true;
-}
+bool isMac(const std::string& mac) { return net::parseMac(mac).has_value(); }
 
 /// A bonding option value (bond_mode "802.3ad", xmit_hash_policy "layer3+4"): one word of
 /// letters, digits and ".+-_", as the kernel's option names are.
@@ -113,23 +81,10 @@ struct LinkState {
 }  // namespace
 
 Result<int> prefixLength(const std::string& netmask) {
-  if (!netmask.empty() && std::all_of(netmask.begin(), netmask.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    int value = 0;
-    const auto [end, ec] = std::from_chars(netmask.data(), netmask.data() + netmask.size(), value);
-    if (ec == std::errc() && end == netmask.data() + netmask.size() && value <= 128) return value;
-    return invalid("'" + netmask + "' is not a netmask");
-  }
-  bool contiguous = true;
-  int bits = -1;
-  in_addr v4{};
-  in6_addr v6{};
-  if (::inet_pton(AF_INET, netmask.c_str(), &v4) == 1) {
-    bits = maskBits(reinterpret_cast<const unsigned char*>(&v4), 4, &contiguous);
-  } else if (::inet_pton(AF_INET6, netmask.c_str(), &v6) == 1) {
-    bits = maskBits(v6.s6_addr, 16, &contiguous);
-  }
-  if (bits < 0 || !contiguous) return invalid("'" + netmask + "' is not a netmask");
-  return bits;
+  // Digits only (no sign) are a prefix length; no address is spelled with digits alone.
+  if (const auto length = parseInt<unsigned>(netmask, 0, 128)) return static_cast<int>(*length);
+  if (const auto bits = net::netmaskPrefix(netmask)) return *bits;
+  return invalid("'" + netmask + "' is not a netmask");
 }
 
 Result<NetworkPlan> planNetwork(const json& data, const std::vector<Nic>& nics) {

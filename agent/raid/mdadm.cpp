@@ -1,6 +1,5 @@
 #include "agent/raid/mdadm.h"
 
-#include <charconv>
 #include <map>
 #include <sstream>
 
@@ -9,19 +8,11 @@
 namespace kiln::agent {
 namespace {
 
-template <typename T>
-std::optional<T> number(std::string_view text) {
-  T value{};
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 /// The leading integer of "10476544 (9.99 GiB 10.73 GB)".
 template <typename T>
 T leadingNumber(const std::string& text) {
   const auto end = text.find_first_not_of("0123456789");
-  return number<T>(std::string_view(text).substr(0, end)).value_or(T{});
+  return parseInt<T>(std::string_view(text).substr(0, end)).value_or(T{});
 }
 
 std::string firstWord(const std::string& text) { return text.substr(0, text.find(' ')); }
@@ -46,8 +37,8 @@ Result<MdMember> parseMemberRow(const std::string& line) {
   for (std::string w; in >> w;) words.push_back(w);
   if (words.size() < 5) return invalid("Malformed mdadm device row: '" + line + "'");
   MdMember member;
-  member.number = number<int>(words[0]).value_or(-1);
-  member.raidDevice = number<int>(words[3]).value_or(-1);
+  member.number = parseInt<int>(words[0]).value_or(-1);
+  member.raidDevice = parseInt<int>(words[3]).value_or(-1);
   size_t stateEnd = words.size();
   if (words.back().starts_with("/")) {
     member.device = words.back();
@@ -103,7 +94,7 @@ Result<MdstatMember> parseMdstatMember(const std::string& word) {
   }
   MdstatMember member;
   member.device = word.substr(0, open);
-  auto index = number<int>(std::string_view(word).substr(open + 1, close - open - 1));
+  auto index = parseInt<int>(std::string_view(word).substr(open + 1, close - open - 1));
   if (!index) return invalid("Malformed /proc/mdstat member '" + word + "'");
   member.index = *index;
   const std::string flags = word.substr(close + 1);
@@ -146,8 +137,8 @@ void parseMdstatStatusLine(const std::string& line, MdstatArray& array) {
   const auto slash = text.find('/', counts);
   const auto close = text.find(']', counts);
   if (slash == std::string::npos || close == std::string::npos || slash > close) return;
-  array.raidDevices = number<int>(text.substr(counts + 1, slash - counts - 1)).value_or(-1);
-  array.workingDevices = number<int>(text.substr(slash + 1, close - slash - 1)).value_or(-1);
+  array.raidDevices = parseInt<int>(text.substr(counts + 1, slash - counts - 1)).value_or(-1);
+  array.workingDevices = parseInt<int>(text.substr(slash + 1, close - slash - 1)).value_or(-1);
   const auto health = text.find('[', close);
   const auto healthEnd = text.find(']', health);
   if (health != std::string::npos && healthEnd != std::string::npos) {

@@ -3,6 +3,7 @@
 #include "server/api/handler_support.h"
 #include "server/api/port_handlers.h"
 #include "server/model/versions.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 #include "shared/protocol/messages.h"
 
@@ -12,14 +13,8 @@ Result<ApiResponse> AgentHandlers::lookup(RequestContext& ctx) {
   // Ironic ignores addresses that are not MACs; none left and no node_uuid is a 400.
   std::vector<std::string> macs;
   if (auto addresses = ctx.request.param("addresses")) {
-    size_t pos = 0;
-    while (pos <= addresses->size()) {
-      size_t comma = addresses->find(',', pos);
-      if (comma == std::string::npos) comma = addresses->size();
-      if (auto mac = normalizeMac(std::string_view(*addresses).substr(pos, comma - pos))) {
-        macs.push_back(*mac);
-      }
-      pos = comma + 1;
+    for (std::string_view address : split(*addresses, ',')) {
+      if (auto mac = normalizeMac(address)) macs.push_back(*mac);
     }
   }
   std::string uuid = ctx.request.param("node_uuid").value_or("");

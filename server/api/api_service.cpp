@@ -498,10 +498,9 @@ ApiResponse ApiService::dispatch(const ApiRequest& request) {
       const std::string text = trim(*legacy);
       const size_t dot = text.find('.');
       int minor = 0;
-      if (dot != std::string::npos && dot + 1 < text.size() && text.size() - dot - 1 <= 6 &&
-          std::all_of(text.begin() + static_cast<std::ptrdiff_t>(dot) + 1, text.end(),
-                      [](char c) { return c >= '0' && c <= '9'; })) {
-        minor = std::stoi(text.substr(dot + 1));
+      if (dot != std::string::npos && text.size() - dot - 1 <= 6) {
+        minor = static_cast<int>(
+            parseInt<unsigned>(std::string_view(text).substr(dot + 1)).value_or(0));
       }
       if (minor > 0 && minor < ver::k91DotJson) segments.back().resize(segments.back().size() - 5);
     }

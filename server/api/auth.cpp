@@ -10,6 +10,7 @@
 #include "server/api/errors.h"
 #include "shared/core/base64.h"
 #include "shared/core/file.h"
+#include "shared/core/strings.h"
 
 namespace kiln::server {
 namespace {
@@ -111,9 +112,7 @@ std::variant<Identity, ApiResponse> Authenticator::authenticate(const ApiRequest
   if (space == std::string::npos) {
     return authErrorResponse(400, "Could not parse Authorization header");
   }
-  std::string scheme = header->substr(0, space);
-  for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (scheme != "basic") {
+  if (!equalsIgnoreCase(std::string_view(*header).substr(0, space), "basic")) {
     return authErrorResponse(400, "Unsupported authorization type \"" + header->substr(0, space) +
                                       "\"");
   }

@@ -8,6 +8,7 @@
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
 #include "server/storage/queries/bios_settings.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 #include "server/model/versions.h"
 
@@ -97,9 +98,8 @@ Result<ApiResponse> BiosHandlers::list(RequestContext& ctx) {
   std::optional<std::vector<std::string>> names;
   if (auto f = ctx.request.param("fields")) {
     names.emplace();
-    for (auto& n : splitCommaList(*f)) {
-      std::transform(n.begin(), n.end(), n.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
+    for (auto& item : splitCommaList(*f)) {
+      const std::string n = asciiLower(item);
       if (std::find(names->begin(), names->end(), n) == names->end()) names->push_back(n);
     }
   }

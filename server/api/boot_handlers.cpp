@@ -7,6 +7,7 @@
 #include "server/model/resources.h"
 #include "shared/core/log.h"
 #include "shared/json/json_util.h"
+#include "shared/net/mac.h"
 
 namespace kiln::server {
 namespace {
@@ -31,7 +32,9 @@ Result<ApiResponse> BootHandlers::macScript(RequestContext& ctx) {
   if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix) {
     return notFound("The resource could not be found.");
   }
-  const auto mac = netboot::parseMac(std::string_view(name).substr(0, name.size() - kSuffix.size()));
+  // iPXE's ${mac:hexhyp} names the script with '-'; ':' is taken too.
+  const auto mac = net::parseMac(std::string_view(name).substr(0, name.size() - kSuffix.size()),
+                                 net::MacSeparators::ColonOrDash);
   if (!mac) return invalid("Expected a MAC address in the boot script name, got " + name);
 
   auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));

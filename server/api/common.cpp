@@ -1,9 +1,11 @@
 #include "server/api/common.h"
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
 #include "server/model/versions.h"
@@ -56,10 +58,8 @@ void setLocation(ApiResponse& response, const std::string& baseUrl, std::string_
 }
 
 Result<bool> parseBool(std::string_view name, std::string_view value) {
-  std::string lower;
-  for (char c : value) {
-    if (c != ' ') lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
+  std::string lower = asciiLower(value);
+  std::erase(lower, ' ');
   if (lower == "1" || lower == "t" || lower == "true" || lower == "on" || lower == "y" ||
       lower == "yes") {
     return true;
@@ -74,18 +74,7 @@ Result<bool> parseBool(std::string_view name, std::string_view value) {
 }
 
 std::vector<std::string> splitCommaList(std::string_view text) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string_view::npos) comma = text.size();
-    std::string item(text.substr(pos, comma - pos));
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    if (!item.empty()) out.push_back(std::move(item));
-    pos = comma + 1;
-  }
-  return out;
+  return splitTrimmed(text, ',', " ");
 }
 
 Result<void> requireVersion(const RequestContext& ctx, int minor) {
@@ -256,14 +245,11 @@ bool patchTouches(const Patch& patch, std::string_view name) {
 Result<int> parseLimit(const RequestContext& ctx, int maxLimit) {
   auto limit = ctx.request.param("limit");
   if (!limit) return maxLimit;
-  long v = 0;
-  try {
-    size_t pos = 0;
-    v = std::stol(*limit, &pos);
-    if (pos != limit->size()) throw std::invalid_argument("x");
-  } catch (const std::exception&) {
-    return invalid("Expected an integer for limit: " + *limit);
-  }
+  // As std::stol took it: leading space and a sign allowed.
+  const auto parsed = parseInt<long>(*limit, std::numeric_limits<long>::min(),
+                                     std::numeric_limits<long>::max(), IntSyntax::Strtol);
+  if (!parsed) return invalid("Expected an integer for limit: " + *limit);
+  const long v = *parsed;
   if (v <= 0) return invalid("Limit must be positive");
   return static_cast<int>(std::min<long>(v, maxLimit));
 }

@@ -46,7 +46,8 @@ void setLocation(ApiResponse& response, const std::string& baseUrl, std::string_
 /// "Invalid <name>: Unrecognized value ..." otherwise.
 Result<bool> parseBool(std::string_view name, std::string_view value);
 
-/// Splits a comma list, trimming items and dropping empty ones.
+/// Splits a query parameter's comma list: items trimmed of spaces (only spaces, unlike
+/// splitTrimmed's default) and empty ones dropped.
 std::vector<std::string> splitCommaList(std::string_view text);
 
 /// Version gate for a query parameter or feature: NotAcceptable with Ironic's message

@@ -10,6 +10,7 @@
 #include "server/model/firmware_component.h"
 #include "server/model/versions.h"
 #include "server/storage/queries/firmware_components.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -47,9 +48,8 @@ bool isIdentity(std::string_view name) {
 /// Ironic's args.string_list: comma-separated, trimmed, lower-cased, first occurrence kept.
 std::vector<std::string> fieldList(std::string_view text) {
   std::vector<std::string> out;
-  for (auto& n : splitCommaList(text)) {
-    std::transform(n.begin(), n.end(), n.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const auto& item : splitCommaList(text)) {
+    std::string n = asciiLower(item);
     if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(std::move(n));
   }
   return out;

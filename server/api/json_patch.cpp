@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -60,12 +61,10 @@ Result<std::vector<std::string>> splitPointer(const std::string& path) {
 }
 
 bool parseIndex(const std::string& tok, size_t& out) {
-  if (tok.empty() || tok.size() > 9) return false;
-  if (tok.size() > 1 && tok[0] == '0') return false;
-  for (char c : tok) {
-    if (c < '0' || c > '9') return false;
-  }
-  out = static_cast<size_t>(std::stoul(tok));
+  if (tok.size() > 9 || (tok.size() > 1 && tok[0] == '0')) return false;
+  const auto index = parseInt<size_t>(tok);
+  if (!index) return false;
+  out = *index;
   return true;
 }
 

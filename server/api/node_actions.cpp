@@ -9,6 +9,7 @@
 #include "server/model/deploy_template.h"
 #include "server/storage/queries/runbooks.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 #include "server/model/runbook.h"
 #include "server/model/versions.h"
@@ -258,14 +259,9 @@ Result<ApiResponse> NodeHandlers::supportedBootDevices(RequestContext& ctx) {
 Result<ApiResponse> NodeHandlers::cleaningSteps(RequestContext& ctx) {
   int minPriority = 0;
   if (auto p = ctx.request.param("min_priority")) {
-    try {
-      size_t pos = 0;
-      const long v = std::stol(*p, &pos);
-      if (pos != p->size() || v < 0 || v > 1000000) throw std::out_of_range("x");
-      minPriority = static_cast<int>(v);
-    } catch (const std::exception&) {
-      return invalid("Invalid min_priority " + *p + ": expected an integer >= 0");
-    }
+    const auto v = parseInt<int>(*p, 0, 1000000, IntSyntax::Strtol);
+    if (!v) return invalid("Invalid min_priority " + *p + ": expected an integer >= 0");
+    minPriority = *v;
   }
   const std::string uuid = KILN_TRY(nodeUuid(ctx, ctx.param(0)));
   auto view = KILN_TRY(deps_.conductor.cleaningSteps(uuid, minPriority));

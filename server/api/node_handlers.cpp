@@ -13,6 +13,7 @@
 #include "server/model/provision_state.h"
 #include "server/model/trait.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 #include "shared/raid/raid_config.h"
 #include "server/model/versions.h"
@@ -72,7 +73,7 @@ Result<void> validateConductorGroup(Record& node) {
       return invalid("Invalid conductor_group '" + node.str(kNodeConductorGroup) +
                      "': only letters, digits, '_', '-' and '.' are allowed");
     }
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    c = asciiLower(c);
   }
   node.setText(kNodeConductorGroup, group);
   return {};
@@ -126,9 +127,7 @@ Result<void> addNodeFilters(const RequestContext& ctx, const ConductorRegistry& 
       eq(kNodeFault, value);
     } else if (key == "conductor_group") {
       KILN_TRY_VOID(requireVersion(ctx, ver::k46NodeConductorGroup));
-      std::string lower = value;
-      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      eq(kNodeConductorGroup, lower);
+      eq(kNodeConductorGroup, asciiLower(value));
     } else if (key == "conductor") {
       KILN_TRY_VOID(requireVersion(ctx, ver::k49Conductors));
       // Nodes of the enabled hardware types, when `value` is a live conductor; the page is

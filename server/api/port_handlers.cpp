@@ -10,7 +10,9 @@
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
+#include "shared/net/mac.h"
 #include "server/model/versions.h"
 
 namespace kiln::server {
@@ -67,9 +69,7 @@ Result<void> validateLocalLinkConnection(Record& port) {
       if (!datapath) {
         return invalid("Expected a MAC address or OpenFlow datapath ID but received " + sw + ".");
       }
-      std::string lower = sw;
-      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      llc["switch_id"] = lower;
+      llc["switch_id"] = asciiLower(sw);
     }
   }
   port.setText(kPortLocalLinkConnection, dumpJson(llc));
@@ -172,10 +172,7 @@ Result<void> addNodeBasedFilters(Transaction& tx, const RequestContext& ctx, Lis
       }
     }
     ListFilter f{ListFilter::Op::In, kNodeConductorGroup, {}, {}};
-    for (auto& v : splitCommaList(*groups)) {
-      for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      f.values.push_back(std::move(v));
-    }
+    for (const auto& v : splitCommaList(*groups)) f.values.push_back(asciiLower(v));
     if (f.values.empty()) return invalid("The conductor_groups filter needs at least one group");
     query.filters.push_back(KILN_TRY(nodesFilter(tx, std::move(f), nodeField)));
   }
@@ -275,16 +272,11 @@ std::string pyStr(const Json& value) {
 }  // namespace
 
 Result<std::string> normalizeMac(std::string_view mac, std::string_view field) {
-  bool ok = mac.size() == 17;
-  for (size_t i = 0; ok && i < mac.size(); ++i) {
-    ok = (i % 3 == 2) ? mac[i] == ':' : isHex(mac[i]);
-  }
-  if (!ok) {
+  auto out = net::parseMac(mac);  // ':' only, as Ironic's validate_and_normalize_mac
+  if (!out) {
     return invalid("Expected valid MAC address for " + std::string(field) + ": " + std::string(mac));
   }
-  std::string out(mac);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+  return std::move(*out);
 }
 
 // ---- ports ---------------------------------------------------------------------------------

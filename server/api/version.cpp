@@ -1,35 +1,18 @@
 #include "server/api/version.h"
 
-#include <cctype>
+#include "shared/core/strings.h"
 
 namespace kiln::server {
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t b = 0;
-  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  return s.substr(b);
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 /// The version asked for by `OpenStack-API-Version: baremetal X` (the entry for our service
 /// type; the header may list several services separated by commas).
 std::optional<std::string> standardHeaderVersion(const std::string& value) {
-  size_t pos = 0;
-  while (pos <= value.size()) {
-    size_t comma = value.find(',', pos);
-    if (comma == std::string::npos) comma = value.size();
-    const std::string item = trim(value.substr(pos, comma - pos));
+  for (const std::string& item : splitTrimmed(value, ',', kAsciiSpace)) {
     const size_t space = item.find(' ');
-    if (space != std::string::npos && lower(item.substr(0, space)) == "baremetal") {
-      return trim(item.substr(space + 1));
+    if (space != std::string::npos && equalsIgnoreCase(item.substr(0, space), "baremetal")) {
+      return trim(item.substr(space + 1), kAsciiSpace);
     }
-    pos = comma + 1;
   }
   return std::nullopt;
 }
@@ -49,40 +32,38 @@ Result<int> negotiateVersion(const ApiRequest& request) {
   if (!requested) {
     return kMinMinorVersion;
   }
-  const std::string text = trim(*requested);
-  if (lower(text) == "latest") {
+  const std::string text = trim(*requested, kAsciiSpace);
+  if (equalsIgnoreCase(text, "latest")) {
     return kMaxMinorVersion;
   }
   const std::string range =
       "The supported version range is: [" + versionString(kMinMinorVersion) + ", " +
       versionString(kMaxMinorVersion) + "].";
   const size_t dot = text.find('.');
-  auto allDigits = [](const std::string& s) {
-    if (s.empty() || s.size() > 6) return false;
-    for (char c : s) {
-      if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-    }
-    return true;
+  // Each part: at most six digits and nothing else.
+  auto number = [](std::string_view part) -> std::optional<int> {
+    if (part.size() > 6) return std::nullopt;
+    const auto n = parseInt<unsigned>(part);
+    return n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
   };
-  if (dot == std::string::npos || !allDigits(text.substr(0, dot)) ||
-      !allDigits(text.substr(dot + 1))) {
+  const auto major = dot == std::string::npos ? std::nullopt : number(text.substr(0, dot));
+  const auto minor = dot == std::string::npos ? std::nullopt : number(text.substr(dot + 1));
+  if (!major || !minor) {
     return fail(ErrorCode::NotAcceptable,
                 "Invalid value for X-OpenStack-Ironic-API-Version header: " + text + ". " + range);
   }
-  const int major = std::stoi(text.substr(0, dot));
-  const int minor = std::stoi(text.substr(dot + 1));
-  if (major != 1) {
+  if (*major != 1) {
     return fail(ErrorCode::NotAcceptable,
                 "Mutually exclusive versions requested. Version " + text +
                     " requested but not supported by this service. " + range);
   }
-  if (minor < kMinMinorVersion || minor > kMaxMinorVersion) {
+  if (*minor < kMinMinorVersion || *minor > kMaxMinorVersion) {
     return fail(ErrorCode::NotAcceptable,
                 "Version " + text +
                     " was requested but the minor version is not supported by this service. " +
                     range);
   }
-  return minor;
+  return *minor;
 }
 
 }  // namespace kiln::server

@@ -1,10 +1,13 @@
 #include "server/conductor/step_planner.h"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include "server/model/resources.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 #include "shared/step/step.h"
 
@@ -271,16 +274,19 @@ Result<std::vector<PlannedStep>> deployPlan(const std::vector<AvailableStep>& av
     p.step = s.value("step", "");
     p.args = s.contains("args") && s["args"].is_object() ? s["args"] : json::object();
     const json& prio = s.contains("priority") ? s["priority"] : json();
+    std::optional<int> priority;
     if (prio.is_number_integer()) {
-      p.priority = prio.get<int>();
-    } else if (prio.is_string() && !prio.get<std::string>().empty() &&
-               std::all_of(prio.get_ref<const std::string&>().begin(),
-                           prio.get_ref<const std::string&>().end(), ::isdigit)) {
-      p.priority = std::stoi(prio.get<std::string>());
-    } else {
+      priority = prio.get<int>();
+    } else if (prio.is_string()) {
+      const auto text = parseInt<unsigned>(prio.get_ref<const std::string&>(), 0,
+                                           std::numeric_limits<int>::max());
+      if (text) priority = static_cast<int>(*text);
+    }
+    if (!priority) {
       errors.push_back(origin + " deploy step " + stepRepr(s) + " needs an integer priority >= 0");
       return;
     }
+    p.priority = *priority;
     const AvailableStep* def = findStep(available, p.interface, p.step);
     if (!def) {
       errors.push_back(origin + " deploy step " + stepRepr(s) +

@@ -1,7 +1,5 @@
 #include "server/config/option_values.h"
 
-#include <algorithm>
-#include <cctype>
 #include <set>
 
 #include "shared/core/strings.h"
@@ -26,26 +24,18 @@ bool safeDestination(const std::string& dest) {
 
 Result<std::map<std::string, int>> parsePriorityOverrides(const std::string& text) {
   std::map<std::string, int> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(pos, comma - pos);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) {
-      const auto colon = item.rfind(':');
-      const auto dot = item.find('.');
-      if (colon == std::string::npos || dot == std::string::npos || dot > colon) {
-        return invalid("expected interface.step:priority, got '" + item + "'");
-      }
-      const std::string prio = item.substr(colon + 1);
-      if (prio.empty() || prio.size() > 6 || !std::all_of(prio.begin(), prio.end(), ::isdigit)) {
-        return invalid("priority must be an integer >= 0 in '" + item + "'");
-      }
-      out[item.substr(0, colon)] = std::stoi(prio);
+  for (const std::string& item : splitTrimmed(text, ',', " \t")) {
+    const auto colon = item.rfind(':');
+    const auto dot = item.find('.');
+    if (colon == std::string::npos || dot == std::string::npos || dot > colon) {
+      return invalid("expected interface.step:priority, got '" + item + "'");
     }
-    pos = comma + 1;
+    const std::string prio = item.substr(colon + 1);
+    const auto priority = parseInt<unsigned>(prio);
+    if (prio.size() > 6 || !priority) {
+      return invalid("priority must be an integer >= 0 in '" + item + "'");
+    }
+    out[item.substr(0, colon)] = static_cast<int>(*priority);
   }
   return out;
 }
@@ -54,13 +44,7 @@ Result<std::vector<std::pair<std::string, std::string>>> parseLoaderFilePaths(
     std::string_view text) {
   std::vector<std::pair<std::string, std::string>> files;
   std::set<std::string> seen;
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    size_t end = text.find(',', begin);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string item = trim(text.substr(begin, end - begin));
-    begin = end + 1;
-    if (item.empty()) continue;
+  for (const std::string& item : splitTrimmed(text, ',')) {
     const size_t colon = item.find(':');
     if (colon == std::string::npos) {
       return invalid("'" + item + "' is not destination:/source/path");

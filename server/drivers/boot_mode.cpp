@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/config.h"
+#include "server/model/capabilities.h"
 #include "server/model/node.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
@@ -27,22 +28,7 @@ std::optional<std::string> nodeCapability(const json& properties, std::string_vi
   if (!properties.is_object()) return std::nullopt;
   auto it = properties.find("capabilities");
   if (it == properties.end() || !it->is_string()) return std::nullopt;
-  const std::string& caps = it->get_ref<const std::string&>();
-  size_t pos = 0;
-  while (pos <= caps.size()) {
-    size_t comma = caps.find(',', pos);
-    if (comma == std::string::npos) comma = caps.size();
-    const std::string_view item(caps.data() + pos, comma - pos);
-    const auto colon = item.find(':');
-    // "key:value" with both parts non-empty and exactly one colon, as Ironic splits it.
-    if (colon != std::string_view::npos && colon > 0 && colon + 1 < item.size() &&
-        item.find(':', colon + 1) == std::string_view::npos &&
-        trim(item.substr(0, colon)) == key) {
-      return trim(item.substr(colon + 1));
-    }
-    pos = comma + 1;
-  }
-  return std::nullopt;
+  return getCapability(it->get_ref<const std::string&>(), key);
 }
 
 Result<json> instanceCapabilities(const TaskContext& task) {

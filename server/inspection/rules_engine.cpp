@@ -1,7 +1,5 @@
 #include "server/inspection/rules_engine.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -10,10 +8,12 @@
 #include <optional>
 #include <regex>
 
+#include "server/model/capabilities.h"
 #include "server/model/inspection_rule.h"
 #include "server/model/trait.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
+#include "shared/net/ip.h"
 
 namespace kiln::server {
 namespace {
@@ -284,18 +284,19 @@ std::optional<FormatError> resolveField(std::string_view field, const Scope& sco
         out.descend(*it);
       }
     } else if (current.is_array()) {
-      if (!index || key.size() > 9) return FormatError::Other;  // TypeError, IndexError
-      const size_t n = std::stoul(key);
-      if (n >= current.size()) return FormatError::Other;
-      out.descend(current[n]);
+      const auto n = parseInt<size_t>(key);
+      if (!index || key.size() > 9 || !n) return FormatError::Other;  // TypeError, IndexError
+      if (*n >= current.size()) return FormatError::Other;
+      out.descend(current[*n]);
     } else if (current.is_string()) {
-      if (!index || key.size() > 9) return FormatError::Other;
+      const auto wanted = parseInt<size_t>(key);
+      if (!index || key.size() > 9 || !wanted) return FormatError::Other;
       // Python indexes code points.
       const std::string& s = current.get_ref<const std::string&>();
-      size_t wanted = std::stoul(key), seen = 0, start = std::string::npos;
+      size_t seen = 0, start = std::string::npos;
       for (size_t b = 0; b < s.size(); ++b) {
         if ((static_cast<unsigned char>(s[b]) & 0xC0) == 0x80) continue;
-        if (seen == wanted) {
+        if (seen == *wanted) {
           start = b;
           break;
         }
@@ -444,62 +445,6 @@ Result<std::string> operationName(const Json& operation) {
 }
 
 // ---- conditions ------------------------------------------------------------------------------
-
-struct IpAddress {
-  int family = 0;  ///< 4 or 6
-  unsigned char bytes[16] = {};
-};
-
-std::optional<IpAddress> parseIpAddress(const std::string& text) {
-  IpAddress a;
-  if (inet_pton(AF_INET, text.c_str(), a.bytes) == 1) {
-    a.family = 4;
-    return a;
-  }
-  if (inet_pton(AF_INET6, text.c_str(), a.bytes) == 1) {
-    a.family = 6;
-    return a;
-  }
-  return std::nullopt;
-}
-
-struct IpNetwork {
-  IpAddress base;
-  int prefix = 0;
-};
-
-/// netaddr.IPNetwork's forms: "addr/len", "v4addr/netmask", a bare address (one host).
-std::optional<IpNetwork> parseIpNetwork(const std::string& text) {
-  const size_t slash = text.find('/');
-  auto base = parseIpAddress(text.substr(0, slash));
-  if (!base) return std::nullopt;
-  const int bits = base->family == 4 ? 32 : 128;
-  IpNetwork net{*base, bits};
-  if (slash == std::string::npos) return net;
-  const std::string suffix = text.substr(slash + 1);
-  if (allDigits(suffix) && suffix.size() <= 3) {
-    net.prefix = std::stoi(suffix);
-    if (net.prefix > bits) return std::nullopt;
-    return net;
-  }
-  auto mask = base->family == 4 ? parseIpAddress(suffix) : std::nullopt;
-  if (!mask || mask->family != 4) return std::nullopt;
-  uint32_t m = 0;
-  for (int k = 0; k < 4; ++k) m = (m << 8) | mask->bytes[k];
-  const int ones = __builtin_popcount(m);
-  if (ones != 32 && (m << ones) != 0) return std::nullopt;  // not contiguous
-  net.prefix = ones;
-  return net;
-}
-
-bool inNetwork(const IpAddress& a, const IpNetwork& net) {
-  if (a.family != net.base.family) return false;
-  for (int bit = 0; bit < net.prefix; ++bit) {
-    const unsigned char m = static_cast<unsigned char>(0x80 >> (bit % 8));
-    if ((a.bytes[bit / 8] & m) != (net.base.bytes[bit / 8] & m)) return false;
-  }
-  return true;
-}
 
 /// Subjects longer than this are not matched: std::regex recurses per character and would
 /// exhaust a worker's stack on very long text.
@@ -652,11 +597,12 @@ Result<bool> evalOperator(const std::string& op, const Json& args) {
   if (op == "in-net") {
     const std::string subnet = pyStr(argOr(args, "subnet", kNull));
     const std::string address = pyStr(argOr(args, "address", kNull));
-    auto net = parseIpNetwork(subnet);
-    if (!net) return executionFailure("invalid value: invalid IPNetwork " + subnet);
-    auto ip = parseIpAddress(address);
+    // netaddr.IPNetwork's forms: "addr/len", "v4addr/netmask", a bare address (one host).
+    const auto network = net::parseIpNetwork(subnet);
+    if (!network) return executionFailure("invalid value: invalid IPNetwork " + subnet);
+    const auto ip = net::parseIpAddress(address);
     if (!ip) return pythonError("failed to detect a valid IP address from '" + address + "'");
-    return inNetwork(*ip, *net);
+    return network->contains(*ip);
   }
   if (op == "matches" || op == "contains") {
     return regexCheck(value, argOr(args, "regex", kNull), op == "matches");
@@ -690,8 +636,7 @@ Result<bool> evalOperator(const std::string& op, const Json& args) {
     if (value.is_boolean()) return value.get<bool>() == wantTrue;
     if (value.is_number()) return pyTruthy(value) == wantTrue;
     if (value.is_string()) {
-      std::string lower = value.get<std::string>();
-      for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const std::string lower = asciiLower(value.get<std::string>());
       return wantTrue ? (lower == "yes" || lower == "true") : (lower == "no" || lower == "false");
     }
     return !wantTrue && value.is_null();
@@ -761,32 +706,15 @@ std::vector<std::string> splitAttributePath(const std::string& path) {
     while (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
     while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   }
-  size_t start = 0;
-  while (true) {
-    const size_t at = rest.find(sep, start);
-    parts.emplace_back(rest.substr(start, at == std::string_view::npos ? std::string_view::npos
-                                                                       : at - start));
-    if (at == std::string_view::npos) break;
-    start = at + 1;
-  }
+  for (const std::string_view part : split(rest, sep)) parts.emplace_back(part);
   return parts;
 }
 
-/// Python's text.split(sep).
-std::vector<std::string> splitOn(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t at = text.find(sep, start);
-    parts.push_back(text.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) break;
-    start = at + 1;
-  }
-  return parts;
+/// The plugin-data actions' paths are dotted (update_nested_dict): Python's path.split('.').
+std::vector<std::string> splitDotted(const std::string& path) {
+  const auto parts = split(path, '.');
+  return {parts.begin(), parts.end()};
 }
-
-/// The plugin-data actions' paths are dotted (update_nested_dict).
-std::vector<std::string> splitDotted(const std::string& path) { return splitOn(path, '.'); }
 
 /// Walks dictionaries from `root` through parts[from, to), creating missing ones (setdefault).
 /// Null when a step is not a dictionary; `why` says which.
@@ -1020,8 +948,7 @@ Result<void> runAction(const Json& action, ActionContext& ctx) {
     return ironicError("Failed to inspect hardware. Reason: " + pyStr(args["msg"]));
   }
   if (op == "log") {
-    std::string level = pyStr(argOr(args, "level", Json("info")));
-    for (auto& ch : level) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string level = asciiLower(pyStr(argOr(args, "level", Json("info"))));
     if (std::find(std::begin(kLogLevels), std::end(kLogLevels), level) == std::end(kLogLevels)) {
       return executionFailure("Invalid log level: " + level +
                               ". Choose from debug, info, warning, error, critical");
@@ -1071,24 +998,16 @@ Result<void> runAction(const Json& action, ActionContext& ctx) {
       if (!value.is_string()) {
         return failure("the value must be a string, not " + pyTypeName(value));
       }
-      const std::string entry = name + ":" + value.get<std::string>();
+      std::string current;
       if (caps != properties.end() && pyTruthy(*caps)) {
         if (!caps->is_string()) return failure("capabilities is not a string");
-        properties["capabilities"] = caps->get<std::string>() + "," + entry;
-      } else {
-        properties["capabilities"] = entry;
+        current = caps->get<std::string>();
       }
+      properties["capabilities"] = addCapability(current, name, value.get<std::string>());
     } else {
       const Json current = caps == properties.end() ? Json("") : *caps;
       if (!current.is_string()) return failure("capabilities is not a string");
-      std::string kept;
-      bool first = true;
-      for (const auto& cap : splitOn(current.get<std::string>(), ',')) {
-        if (cap.rfind(name + ":", 0) == 0) continue;
-        kept += (first ? "" : ",") + cap;
-        first = false;
-      }
-      properties["capabilities"] = kept;
+      properties["capabilities"] = unsetCapability(current.get<std::string>(), name);
     }
     ctx.node.changed = true;
     return {};

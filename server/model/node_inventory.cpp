@@ -39,7 +39,7 @@ std::optional<std::string> hexBytes(const std::string& hex) {
   for (size_t i = 0; i < hex.size(); i += 2) {
     unsigned v = 0;
     for (size_t k = i; k < i + 2; ++k) {
-      const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(hex[k])));
+      const char c = asciiLower(hex[k]);
       v <<= 4;
       if (c >= '0' && c <= '9') v |= static_cast<unsigned>(c - '0');
       else if (c >= 'a' && c <= 'f') v |= static_cast<unsigned>(c - 'a' + 10);

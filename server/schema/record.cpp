@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -71,10 +72,7 @@ Result<Value> valueFromJson(const Json& json, const FieldSpec& field) {
         return Value::boolean(json.get<bool>());
       }
       if (json.is_string()) {
-        std::string lower;
-        for (char c : json.get_ref<const std::string&>()) {
-          lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-        }
+        const std::string lower = asciiLower(json.get_ref<const std::string&>());
         if (lower == "true" || lower == "1" || lower == "yes" || lower == "on" || lower == "y" ||
             lower == "t") {
           return Value::boolean(true);

@@ -7,6 +7,7 @@
 
 #include "shared/core/clock.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 
 namespace kiln {
 namespace {
@@ -69,16 +70,25 @@ void appendField(std::string& line, const Logger::Field& field) {
 
 }  // namespace
 
-LogLevel parseLogLevel(std::string_view text) {
-  std::string lower;
-  for (char c : text) {
-    lower.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
-  }
+std::optional<LogLevel> parseLogLevel(std::string_view text) {
+  const std::string lower = asciiLower(text);
   if (lower == "trace") return LogLevel::Trace;
   if (lower == "debug") return LogLevel::Debug;
+  if (lower == "info") return LogLevel::Info;
   if (lower == "warning" || lower == "warn") return LogLevel::Warning;
   if (lower == "error") return LogLevel::Error;
-  return LogLevel::Info;
+  return std::nullopt;
+}
+
+std::string_view logLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::Trace: return "trace";
+    case LogLevel::Debug: return "debug";
+    case LogLevel::Info: return "info";
+    case LogLevel::Warning: return "warning";
+    case LogLevel::Error: return "error";
+  }
+  return "info";
 }
 
 Logger Logger::with(std::string key, std::string value) const {

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,8 +22,13 @@ namespace kiln {
 
 enum class LogLevel { Trace = 0, Debug, Info, Warning, Error };
 
-/// Parses "debug", "info", ... (case-insensitive). Unknown text gives Info.
-LogLevel parseLogLevel(std::string_view text);
+/// The level `text` names: trace, debug, info, warning (or warn), error, in any case; nullopt
+/// for anything else (callers report it: kiln-server's [DEFAULT] log_level, kiln-agent's
+/// --log-level).
+std::optional<LogLevel> parseLogLevel(std::string_view text);
+
+/// "trace", "debug", "info", "warning" or "error": the name parseLogLevel reads back.
+std::string_view logLevelName(LogLevel level);
 
 class Logger {
  public:

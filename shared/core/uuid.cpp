@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <random>
 
+#include "shared/core/strings.h"
+
 namespace kiln {
 namespace {
 
@@ -63,9 +65,7 @@ bool isUuidLike(std::string_view text) {
 std::string normalizeUuid(std::string_view text) {
   std::string out(text);
   if (isUuidLike(text)) {
-    for (auto& c : out) {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
+    out = asciiLower(text);
   }
   return out;
 }

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 
 #include <nlohmann/json.hpp>
+
+#include "shared/core/strings.h"
 
 namespace kiln {
 namespace {
@@ -16,17 +17,8 @@ constexpr std::string_view kNames[] = {"by_path", "model", "name",   "rotational
 constexpr std::string_view kTextOps[] = {"s==", "s!=", "s>=", "s<=", "<in>", "<or>", "s>", "s<"};
 constexpr std::string_view kSizeOps[] = {">=", "<=", "!=", "==", ">", "<"};
 
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  return std::string(text.substr(first, text.find_last_not_of(" \t") - first + 1));
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
+/// Hints are trimmed of spaces and tabs only (Ironic's strip() would take more).
+constexpr std::string_view kHintSpace = " \t";
 
 /// How a hint's value is shown in messages: strings bare, the rest as JSON.
 std::string shown(const Json& value) {
@@ -59,11 +51,11 @@ Result<DeviceHint> parseSize(std::string_view label, const Json& value) {
   if (value.is_number_integer()) {
     number = std::to_string(value.get<int64_t>());
   } else if (value.is_string()) {
-    std::string text = trim(value.get<std::string>());
+    std::string text = trim(value.get<std::string>(), kHintSpace);
     for (std::string_view op : kSizeOps) {
       if (text.starts_with(op)) {
         hint.op = std::string(op);
-        text = trim(std::string_view(text).substr(op.size()));
+        text = trim(std::string_view(text).substr(op.size()), kHintSpace);
         break;
       }
     }
@@ -72,11 +64,12 @@ Result<DeviceHint> parseSize(std::string_view label, const Json& value) {
     return invalid(prefix(label, "size") +
                    " is not an integer value. Current value: " + shown(value));
   }
-  auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), hint.gib);
-  if (number.empty() || ec != std::errc() || ptr != number.data() + number.size()) {
+  const auto gib = parseInt<decltype(hint.gib)>(number);
+  if (!gib) {
     return invalid(prefix(label, "size") +
                    " is not an integer value. Current value: " + shown(value));
   }
+  hint.gib = *gib;
   if (hint.gib <= 0) {
     return invalid(prefix(label, "size") +
                    " should be a positive integer. Current value: " + shown(value));
@@ -98,7 +91,7 @@ Result<DeviceHint> parseBoolean(std::string_view label, const std::string& name,
     hint.boolean = value.get<int64_t>() == 1;
     known = true;
   } else if (value.is_string()) {
-    const std::string text = lower(trim(value.get<std::string>()));
+    const std::string text = asciiLower(trim(value.get<std::string>(), kHintSpace));
     for (std::string_view t : {"true", "1", "yes", "on", "y", "t"}) {
       if (text == t) hint.boolean = known = true;
     }
@@ -121,12 +114,12 @@ Result<DeviceHint> parseText(std::string_view label, const std::string& name, co
   hint.name = name;
   hint.kind = DeviceHint::Kind::Text;
   hint.op = "s==";
-  std::string text = trim(value.get<std::string>());
+  std::string text = trim(value.get<std::string>(), kHintSpace);
   bool matched = false;
   for (std::string_view op : kTextOps) {
     if (text.starts_with(op)) {
       hint.op = std::string(op);
-      text = trim(std::string_view(text).substr(op.size()));
+      text = trim(std::string_view(text).substr(op.size()), kHintSpace);
       matched = true;
       break;
     }
@@ -140,7 +133,7 @@ Result<DeviceHint> parseText(std::string_view label, const std::string& name, co
     std::string_view rest = text;
     while (true) {
       const auto next = rest.find("<or>");
-      hint.values.push_back(trim(rest.substr(0, next)));
+      hint.values.push_back(trim(rest.substr(0, next), kHintSpace));
       if (next == std::string_view::npos) break;
       rest = rest.substr(next + 4);
     }
@@ -152,7 +145,7 @@ Result<DeviceHint> parseText(std::string_view label, const std::string& name, co
       return invalid(prefix(label, name) +
                      " has an operator but no value. Hint expression: " + value.get<std::string>());
     }
-    if (name == "wwn" || name == "model" || name == "vendor") v = lower(v);
+    if (name == "wwn" || name == "model" || name == "vendor") v = asciiLower(v);
     if (name == "name" && !v.starts_with("/")) v = "/dev/" + v;
   }
   return hint;
@@ -163,8 +156,8 @@ Result<DeviceHint> parseText(std::string_view label, const std::string& name, co
 std::span<const std::string_view> deviceHintNames() { return kNames; }
 
 bool DeviceHint::matchesText(std::string_view device) const {
-  std::string have = trim(device);
-  if (name == "wwn" || name == "model" || name == "vendor") have = lower(have);
+  std::string have = trim(device, kHintSpace);
+  if (name == "wwn" || name == "model" || name == "vendor") have = asciiLower(have);
   const std::string& want = values.front();
   if (op == "s!=") return have != want;
   if (op == "s>=") return have >= want;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/http/http_client.h"
 #include "shared/http/url.h"
 
@@ -88,14 +89,6 @@ bool isToken(std::string_view s) {
 }
 
 bool hasLineBreak(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 bool isFollowedRedirect(int status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
@@ -211,7 +204,7 @@ class Exchange {
       if (!isToken(name) || hasLineBreak(value)) {
         return invalid("Invalid HTTP header \"" + name + "\"");
       }
-      const std::string lower = lowercase(name);
+      const std::string lower = asciiLower(name);
       if (lower == "host" || lower == "user-agent" || lower == "authorization" ||
           lower == "connection") {
         req.set(name, value);
@@ -323,7 +316,7 @@ class Exchange {
     for (const auto& field : parser.get().base()) {
       const auto name = field.name_string();
       const auto value = field.value();
-      response.headers.emplace_back(lowercase(std::string_view(name.data(), name.size())),
+      response.headers.emplace_back(asciiLower(std::string_view(name.data(), name.size())),
                                     std::string(value.data(), value.size()));
     }
     if (stopAtRedirect_ && isFollowedRedirect(response.status) && response.header("location")) {
@@ -468,7 +461,7 @@ class BeastHttpClient final : public HttpClient {
         if (hop.method != "HEAD") hop.method = "GET";
         hop.body.clear();
         std::erase_if(hop.headers, [](const auto& h) {
-          const std::string name = lowercase(h.first);
+          const std::string name = asciiLower(h.first);
           return name == "content-type" || name == "content-length";
         });
       }
@@ -481,7 +474,7 @@ class BeastHttpClient final : public HttpClient {
   static void dropCredentials(HttpRequest& hop) {
     hop.basicAuth.reset();
     std::erase_if(hop.headers, [](const auto& h) {
-      const std::string name = lowercase(h.first);
+      const std::string name = asciiLower(h.first);
       return name == "authorization" || name == "proxy-authorization" || name == "cookie";
     });
   }

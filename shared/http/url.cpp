@@ -1,12 +1,11 @@
 #include "shared/http/url.h"
 
-#include <arpa/inet.h>
-
 #include <cctype>
 #include <vector>
 
 #include "shared/core/secrets.h"
 #include "shared/core/strings.h"
+#include "shared/net/ip.h"
 
 namespace kiln {
 namespace {
@@ -115,9 +114,7 @@ Result<HttpUrl> parseHttpUrl(std::string_view url, UserInfo userInfo) {
     return badUrl(url, "an absolute http:// or https:// URL is required");
   }
   HttpUrl out;
-  for (char c : url.substr(0, sep)) {
-    out.scheme += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
+  out.scheme = asciiLower(url.substr(0, sep));
   if (out.scheme != "http" && out.scheme != "https") {
     return badUrl(url, "the scheme must be http or https");
   }
@@ -150,8 +147,7 @@ Result<HttpUrl> parseHttpUrl(std::string_view url, UserInfo userInfo) {
       return badUrl(url, "unterminated IPv6 literal");
     }
     out.host = std::string(authority.substr(1, close - 1));
-    in6_addr addr6{};
-    if (inet_pton(AF_INET6, out.host.c_str(), &addr6) != 1) {
+    if (!net::isIpv6(out.host)) {
       return badUrl(url, "malformed IPv6 literal");
     }
     out.ipLiteral = true;
@@ -176,27 +172,17 @@ Result<HttpUrl> parseHttpUrl(std::string_view url, UserInfo userInfo) {
         return badUrl(url, "the host contains an invalid character");
       }
     }
-    in_addr addr4{};
-    out.ipLiteral = inet_pton(AF_INET, out.host.c_str(), &addr4) == 1;
+    out.ipLiteral = net::isIpv4(out.host);
   }
   if (out.host.empty()) {
     return badUrl(url, "the host is missing");
   }
   if (out.explicitPort) {
-    if (portText.empty() || portText.size() > 5) {
+    const auto port = parseInt<uint16_t>(portText, 1, 65535);
+    if (!port || portText.size() > 5) {
       return badUrl(url, "the port must be a number from 1 to 65535");
     }
-    unsigned value = 0;
-    for (char c : portText) {
-      if (!std::isdigit(static_cast<unsigned char>(c))) {
-        return badUrl(url, "the port must be a number from 1 to 65535");
-      }
-      value = value * 10 + static_cast<unsigned>(c - '0');
-    }
-    if (value == 0 || value > 65535) {
-      return badUrl(url, "the port must be a number from 1 to 65535");
-    }
-    out.port = static_cast<uint16_t>(value);
+    out.port = *port;
   } else {
     out.port = out.https() ? 443 : 80;
   }

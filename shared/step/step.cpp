@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
 namespace kiln {
@@ -100,10 +101,9 @@ std::expected<int64_t, std::string> stepInteger(const json& v, const StepInteger
   if (v.is_string()) {
     const auto& text = v.get_ref<const std::string&>();
     if (text.empty() && rule.explainRootCause) return because("'' is too short");
-    const bool digits = !text.empty() && text.size() <= rule.maxDigits &&
-                        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!digits) return because(repr + " does not match '^[0-9]+$'");
-    return std::stoll(text);
+    const auto n = parseInt<uint64_t>(text, 0, INT64_MAX);  // digits only, as ^[0-9]+$
+    if (text.size() > rule.maxDigits || !n) return because(repr + " does not match '^[0-9]+$'");
+    return static_cast<int64_t>(*n);
   }
   if (rule.explainRootCause) return because(repr + " is not of type 'integer'");
   return std::unexpected(anyOf);

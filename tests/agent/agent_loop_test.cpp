@@ -278,6 +278,10 @@ TEST_CASE("agent config: by hand, from the kernel command line, bad input", "[ag
   CHECK_FALSE(parse({"--bogus"}, "kiln.api_url=http://x"));                    // unknown option
   CHECK_FALSE(parse({"--device", "/dev/sda"}, "kiln.api_url=http://x"));       // --device alone
   CHECK_FALSE(parse({"--api-url", "http://x", "--device", "d", "--max-backoff", "0"}));
+  CHECK(parse({"--log-level", "WARN"}, "kiln.api_url=http://x"));
+  const auto level = parse({"--log-level", "verbose"}, "kiln.api_url=http://x");
+  REQUIRE_FALSE(level);  // unknown levels were read as info
+  CHECK(level.error().message == "--log-level must be trace, debug, info, warning or error, got 'verbose'");
   CHECK(kernelParameter("a=1 b=2 a=3", "a") == "3");
   CHECK_FALSE(kernelParameter("ab=1", "a"));
 }

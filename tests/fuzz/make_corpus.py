@@ -295,6 +295,11 @@ def agent_seeds(out):
 
 def static_seeds(out):
     write(out, "ini_config", open(os.path.join(SRC, "etc", "kiln.conf.sample"), "rb").read())
+    # The option table's kinds at their edges (server/config.cpp, configOptions()).
+    write(out, "ini_config", b"[DEFAULT]\nlog_level = WARN\ndebug = yes\n[api]\nport = +0\n"
+                             b"[deploy]\ndefault_boot_mode = BIOS\nerase_devices_priority = 0\n"
+                             b"[ipmi]\ncommand_timeout = 3600\n")
+    write(out, "ini_config", b"[DEFAULT]\nlog_level = verbose\n")
     # The user file of tests/server/api/auth_test.cpp (parseHtpasswd reads the same bytes).
     write(out, "ini_config", b"admin:$2y$04$yNagjehOdvxOluZFDAQywegpKCB1ps1nWXjNykcOaEKe6JrnNyI.W\n"
                              b"viewer:$2y$04$Ut1kUByzwUQqb1kDwemubuDPq4.nQ6YTJBQlQW.7NJxJy1CZssEoi\n"
@@ -305,13 +310,34 @@ def static_seeds(out):
     write(out, "agent_answers", lookup + b"\n@@\n" + heartbeat)
 
 
+def small_parser_seeds(out):
+    """small_parsers: the edge cases of the unit tests (tests/shared/net, strings_test.cpp,
+    tests/server/model/capabilities_test.cpp), one selector byte each."""
+    for mac in ("52:54:00:AB:cd:ef", "52-54-00-ab-cd-ef", "52:54-00:ab-cd:ef", "52:54:00:ab:cd",
+                "zz:54:00:ab:cd:ef", "525400abcdef"):
+        write(out, "small_parsers", "m" + mac)
+    for ip in ("10.0.0.1", "fd00::1", "::ffff:10.0.0.1", "fe80::1%eth0", "010.0.0.1",
+               "10.0.0.7/24", "10.0.0.0/255.255.0.0", "fd00::/64", "fd00::/ffff::", "0.0.0.0/0",
+               "10.0.0.0/0024", "255.255.255.0", "255.0.255.0", "ffff:ffff::"):
+        write(out, "small_parsers", "i" + ip)
+    for key, value, caps in (("boot_mode", "uefi", "boot_mode:bios,a:1"),
+                             ("boot_mode", "uefi", " boot_mode : uefi ,x:y,,bad,c:3:4"),
+                             ("k", "v", ",a:1,,k:1,k:2"), ("", "x", ":x,a:1")):
+        write(out, "small_parsers", "c%s\n%s\n%s" % (key, value, caps))
+    for number in ("0", "-0", "+5", " \t-12", "+-5", "65535", "65536", "2147483647",
+                   "-2147483649", "18446744073709551616", "007", "1e3", ""):
+        write(out, "small_parsers", "n" + number)
+    for sep, text in ((",", " a ,, ,b,"), (",", ""), (";", "a;\tb ;c"), (".", "a..b.")):
+        write(out, "small_parsers", "s" + sep + text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("build", help="the normal build tree (its tests/kiln_server_tests runs)")
     parser.add_argument("--out", default=os.path.join(SRC, "tests", "fuzz", "corpus"))
     args = parser.parse_args()
     for target in ("json_body", "json_patch", "ini_config", "agent_tool_output", "agent_answers",
-                   "http_request"):
+                   "http_request", "small_parsers"):
         shutil.rmtree(os.path.join(args.out, target), ignore_errors=True)
     dumped = dump(args.build)
     try:
@@ -321,6 +347,7 @@ def main():
     malformed_http_seeds(args.out)
     agent_seeds(args.out)
     static_seeds(args.out)
+    small_parser_seeds(args.out)
     for target in sorted(os.listdir(args.out)):
         files = os.listdir(os.path.join(args.out, target))
         size = sum(os.path.getsize(os.path.join(args.out, target, f)) for f in files)

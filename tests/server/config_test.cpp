@@ -1,6 +1,16 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <type_traits>
+#include <variant>
+
 #include "server/config.h"
+#include "shared/core/strings.h"
+#include "tests/support/log_capture.h"
+#include "tests/support/replay_command_runner.h"
 
 using namespace kiln::server;
 
@@ -58,6 +68,7 @@ TEST_CASE("parseConfig rejects bad values naming the option", "[server][config]"
                               Case{"[api]\nmax_limit = 0\n", "[api] max_limit"},
                               Case{"[conductor]\nallow_deleting_available_nodes = maybe\n",
                                    "[conductor] allow_deleting_available_nodes"},
+                              Case{"[DEFAULT]\nlog_level = chatty\n", "[DEFAULT] log_level"},
                               Case{"[http_basic_roles]\nbob = root\n", "[http_basic_roles] bob"}}) {
     INFO(text);
     auto c = parseConfig(text, "f.conf");
@@ -142,5 +153,171 @@ TEST_CASE("parseConfig refuses an unknown image server strategy or http_basic wi
     CHECK_THAT(c.error().message, Catch::Contains("f.conf: [deploy] image_server_auth_strategy"));
     CHECK_THAT(c.error().message, Catch::Contains(says));
     CHECK_THAT(c.error().message, !Catch::Contains("s3cret"));
+  }
+}
+
+TEST_CASE("parseConfig takes a log level's name in any case and refuses other text",
+          "[server][config]") {
+  CHECK(parseConfig("", "f.conf")->logLevel == "info");
+  CHECK(parseConfig("[DEFAULT]\nlog_level = DEBUG\n", "f.conf")->logLevel == "debug");
+  CHECK(parseConfig("[DEFAULT]\nlog_level = warn\n", "f.conf")->logLevel == "warning");
+  CHECK(parseConfig("[DEFAULT]\nlog_level = error\ndebug = true\n", "f.conf")->logLevel ==
+        "debug");
+  // Unknown text was read as info (review row 22): now start-up stops, naming the option.
+  for (const char* bad : {"verbose", "", "info,debug", "0"}) {
+    INFO(bad);
+    auto c = parseConfig(std::string("[DEFAULT]\nlog_level = ") + bad + "\n", "f.conf");
+    REQUIRE_FALSE(c);
+    CHECK(c.error().message == std::string("f.conf: [DEFAULT] log_level must be trace, debug, "
+                                           "info, warning or error, got '") +
+                                   bad + "'");
+  }
+}
+
+TEST_CASE("parseConfig warns about options that are not in the option table",
+          "[server][config]") {
+  std::string every;
+  std::string section;
+  for (const ConfigOption& option : configOptions()) {
+    if (option.section != section) every += "[" + (section = option.section) + "]\n";
+    // A value every kind takes (Custom readers of lists and overrides take an empty one).
+    std::string value = option.defaultValue.value_or("");
+    if (option.kind == OptionKind::Int && value.empty()) value = std::to_string(option.min);
+    every += option.key + " = " + value + "\n";
+  }
+  {
+    kiln::test::LogCapture log;
+    REQUIRE(parseConfig(every, "every.conf"));
+    CHECK(log.text().find("unknown option") == std::string::npos);
+  }
+  kiln::test::LogCapture log;
+  REQUIRE(parseConfig("[api]\nprot = 1\n[DEFAULT]\nLOG_LEVEL = info\n[nosuch]\nx = 1\n", "f.conf"));
+  CHECK_THAT(log.text(), Catch::Contains("option=\"[api] prot\""));
+  CHECK_THAT(log.text(), Catch::Contains("option=\"[nosuch] x\""));
+  CHECK_THAT(log.text(), !Catch::Contains("log_level"));
+}
+
+TEST_CASE("the option table's defaults are the configuration's defaults", "[server][config]") {
+  const auto defaults = parseConfig("", "empty");
+  REQUIRE(defaults);
+  for (const ConfigOption& option : configOptions()) {
+    if (!option.defaultValue) continue;
+    INFO("[" << option.section << "] " << option.key << " = " << *option.defaultValue);
+    const auto c = parseConfig("[" + option.section + "]\n" + option.key + " = " +
+                                   *option.defaultValue + "\n",
+                               "defaults.conf");
+    REQUIRE(c);
+    std::visit(
+        [&](auto member) {
+          if constexpr (!std::is_same_v<decltype(member), std::monostate>) {
+            CHECK((*c).*member == (*defaults).*member);
+          }
+        },
+        option.member);
+  }
+  CHECK(parseConfig("[ipmi]\ncommand_retry_interval = 2\ncommand_timeout = 30\ncommand_attempts = 3\n",
+                    "f.conf")
+            ->ipmi.commandTimeout == defaults->ipmi.commandTimeout);
+}
+
+namespace {
+
+std::string readSource(const std::string& relative) {
+  std::ifstream in(kiln::test::sourceDir() / relative);
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// docs/configuration.md's option tables: section -> option name -> its Default cell.
+std::map<std::string, std::map<std::string, std::string>> documentedOptions() {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  std::istringstream docs(readSource("docs/configuration.md"));
+  std::string section;
+  bool inTable = false;
+  for (std::string line; std::getline(docs, line);) {
+    if (line.starts_with("## [")) section = line.substr(4, line.find(']') - 4);
+    if (line.starts_with("| Option |")) {
+      inTable = true;
+      continue;
+    }
+    if (!line.starts_with("|")) inTable = false;
+    if (!inTable || line.starts_with("| ---")) continue;
+    // | `name`, `other` | default | meaning |
+    const size_t firstEnd = line.find(" |", 1);
+    const size_t secondEnd = line.find(" |", firstEnd + 2);
+    const std::string names = line.substr(1, firstEnd - 1);
+    const std::string defaultCell = line.substr(firstEnd + 2, secondEnd - firstEnd - 2);
+    for (size_t open = names.find('`'); open != std::string::npos;
+         open = names.find('`', names.find('`', open + 1) + 1)) {
+      const size_t close = names.find('`', open + 1);
+      out[section][names.substr(open + 1, close - open - 1)] = defaultCell;
+    }
+  }
+  return out;
+}
+
+/// etc/kiln.conf.sample's options: section -> key -> the value a commented line shows
+/// (nullopt for a line that sets the option).
+std::map<std::string, std::map<std::string, std::optional<std::string>>> sampleOptions() {
+  std::map<std::string, std::map<std::string, std::optional<std::string>>> out;
+  std::istringstream sample(readSource("etc/kiln.conf.sample"));
+  std::string section;
+  for (std::string line; std::getline(sample, line);) {
+    if (line.starts_with("[")) {
+      section = line.substr(1, line.find(']') - 1);
+      continue;
+    }
+    const bool commented = line.starts_with("#");
+    const std::string body = commented ? line.substr(1) : line;
+    const size_t eq = body.find(" =");
+    if (eq == std::string::npos || eq == 0 ||
+        body.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != eq) {
+      continue;
+    }
+    std::optional<std::string> shown;
+    if (commented) shown = kiln::trim(body.substr(eq + 2));
+    out[section][body.substr(0, eq)] = shown;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every option of the table is in docs/configuration.md and etc/kiln.conf.sample",
+          "[server][config][docs]") {
+  auto documented = documentedOptions();
+  auto sample = sampleOptions();
+  std::set<std::string> tableNames;
+  for (const ConfigOption& option : configOptions()) {
+    const std::string docName = option.docName.empty() ? option.key : option.docName;
+    const std::string name = "[" + option.section + "] " + option.key;
+    tableNames.insert("[" + option.section + "] " + docName);
+    tableNames.insert(name);
+    INFO(name);
+    const auto doc = documented[option.section].find(docName);
+    CHECK(doc != documented[option.section].end());
+    if (doc != documented[option.section].end() && option.defaultValue &&
+        !option.defaultValue->empty()) {
+      CHECK_THAT(doc->second, Catch::Contains("`" + *option.defaultValue + "`"));
+    }
+    const auto shown = sample[option.section].find(option.key);
+    CHECK(shown != sample[option.section].end());
+    if (shown != sample[option.section].end() && shown->second && !shown->second->empty() &&
+        option.defaultValue) {
+      CHECK(*shown->second == *option.defaultValue);  // "Every option is shown with its default"
+    }
+  }
+  // And nothing is documented or sampled that the table does not have.
+  for (const auto& [section, names] : documented) {
+    if (section == "http_basic_roles") continue;  // user names, not options
+    for (const auto& [name, defaultCell] : names) {
+      CHECK(tableNames.count("[" + section + "] " + name));
+    }
+  }
+  for (const auto& [section, keys] : sample) {
+    if (section == "http_basic_roles") continue;
+    for (const auto& [key, shown] : keys) CHECK(tableNames.count("[" + section + "] " + key));
   }
 }

@@ -39,7 +39,7 @@ TestApi::TestApi(const std::string& config, server::InterfaceDeps deps)
     : clock_(std::make_shared<FakeClock>()) {
   // Keep test output readable; KILN_TEST_LOG=debug (or info) shows the server's log lines.
   const char* level = std::getenv("KILN_TEST_LOG");
-  Logger::setLevel(parseLogLevel(level ? level : "error"));
+  Logger::setLevel(parseLogLevel(level ? level : "error").value_or(LogLevel::Info));
   std::string connection = "sqlite://";
   if (postgresRequested()) {
     PostgresTestServer* pg = PostgresTestServer::forTest();  // exits (skipped) without one

@@ -6,9 +6,11 @@
 #include "server/drivers/agent/agent_session.h"
 #include "server/drivers/agent/config_drive.h"
 #include "server/drivers/fake/fake_interfaces.h"
+#include "server/model/capabilities.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
 
@@ -33,10 +35,9 @@ Result<int64_t> instanceSize(const TaskContext& task, const char* key) {
   if (it == task.instanceInfo.end() || it->is_null()) return 0;
   if (it->is_number_integer() && it->get<int64_t>() >= 0) return it->get<int64_t>();
   if (it->is_string()) {
-    const std::string text = it->get<std::string>();
-    if (!text.empty() && text.size() <= 12 &&
-        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return std::stoll(text);
+    const std::string& text = it->get_ref<const std::string&>();
+    if (const auto n = parseInt<uint64_t>(text); n && text.size() <= 12) {
+      return static_cast<int64_t>(*n);
     }
   }
   return invalid("instance_info." + std::string(key) + " must be a non-negative integer, got " + it->dump());
@@ -298,20 +299,9 @@ void applyInventory(json& properties, const json& inventory) {
   if (auto boot = inventory.find("boot"); boot != inventory.end() && boot->is_object() &&
                                           boot->contains("current_boot_mode") &&
                                           (*boot)["current_boot_mode"].is_string()) {
-    // capabilities is Ironic's "key:value,key:value" string.
-    std::string caps = properties.value("capabilities", "");
-    std::string merged;
-    size_t pos = 0;
-    while (pos <= caps.size()) {
-      size_t comma = caps.find(',', pos);
-      if (comma == std::string::npos) comma = caps.size();
-      std::string item = caps.substr(pos, comma - pos);
-      if (!item.empty() && item.rfind("boot_mode:", 0) != 0) merged += (merged.empty() ? "" : ",") + item;
-      pos = comma + 1;
-    }
-    merged += (merged.empty() ? "" : ",") + std::string("boot_mode:") +
-              (*boot)["current_boot_mode"].get<std::string>();
-    properties["capabilities"] = merged;
+    properties["capabilities"] =
+        setCapability(properties.value("capabilities", ""), "boot_mode",
+                      (*boot)["current_boot_mode"].get_ref<const std::string&>());
   }
 }
 

@@ -1,10 +1,10 @@
 #include "server/drivers/fake/fake_interfaces.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 #include "shared/raid/raid_config.h"
 
@@ -193,10 +193,7 @@ class FakeInspect final : public InspectInterface {
       if (it == props.end()) return fallback;
       if (it->is_number_integer()) return it->get<int64_t>();
       if (it->is_string()) {
-        int64_t v = 0;
-        const std::string& text = it->get_ref<const std::string&>();
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (ec == std::errc() && end == text.data() + text.size()) return v;
+        return parseInt<int64_t>(it->get_ref<const std::string&>()).value_or(fallback);
       }
       return fallback;
     };

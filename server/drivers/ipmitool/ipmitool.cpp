@@ -13,18 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 std::vector<std::string_view> lines(std::string_view text) {
   std::vector<std::string_view> out;
   size_t pos = 0;
@@ -45,8 +33,8 @@ bool contains(std::string_view text, std::string_view needle) {
 /// Tool output quoted in an error message: trimmed, lines joined with "; ", bounded.
 std::string quoteOutput(std::string_view text) {
   std::string out;
-  for (auto line : lines(trim(text))) {
-    line = trim(line);
+  for (auto line : lines(trimView(text))) {
+    line = trimView(line);
     if (line.empty()) continue;
     if (!out.empty()) out += "; ";
     out += line;
@@ -104,10 +92,9 @@ Result<std::optional<int>> parsePort(const json& info) {
     port = it->get<long long>();
   } else if (it->is_string()) {
     if (shown.empty()) return std::nullopt;
-    if (shown.size() > 9 || shown.find_first_not_of("0123456789") != std::string::npos) {
-      return bad();
-    }
-    port = std::stoll(shown);
+    const auto parsed = parseInt<unsigned>(shown);
+    if (shown.size() > 9 || !parsed) return bad();
+    port = *parsed;
   } else {
     return bad();
   }
@@ -143,9 +130,8 @@ Result<std::optional<int>> parseCipherSuite(const json& info, const std::string&
   long long suite = -1;
   if (it->is_number_integer()) {
     suite = it->get<long long>();
-  } else if (it->is_string() && !shown.empty() && shown.size() <= 3 &&
-             shown.find_first_not_of("0123456789") == std::string::npos) {
-    suite = std::stoll(shown);
+  } else if (const auto n = parseInt<unsigned>(shown); it->is_string() && n && shown.size() <= 3) {
+    suite = *n;
   } else if (it->is_string() && shown.empty()) {
     return std::nullopt;
   }
@@ -251,7 +237,7 @@ std::vector<std::string> ipmitoolConnectionArgs(const IpmiDriverInfo& info) {
 
 Result<std::string> parsePowerStatus(std::string_view out) {
   for (auto line : lines(out)) {
-    line = trim(line);
+    line = trimView(line);
     if (line == "Chassis Power is on") return std::string("power on");
     if (line == "Chassis Power is off") return std::string("power off");
   }
@@ -263,8 +249,8 @@ Result<IpmiBootFlags> parseBootFlags(std::string_view out) {
   IpmiBootFlags flags;
   bool sawSelector = false;
   for (auto line : lines(out)) {
-    line = trim(line);
-    if (line.starts_with("- ")) line = trim(line.substr(2));
+    line = trimView(line);
+    if (line.starts_with("- ")) line = trimView(line.substr(2));
     if (line == "Boot Flag Valid") {
       flags.valid = true;
     } else if (line == "Boot Flag Invalid") {
@@ -278,7 +264,7 @@ Result<IpmiBootFlags> parseBootFlags(std::string_view out) {
     } else if (line.starts_with("Boot Device Selector")) {
       const size_t colon = line.find(':');
       if (colon == std::string_view::npos) continue;
-      flags.selector = std::string(trim(line.substr(colon + 1)));
+      flags.selector = std::string(trimView(line.substr(colon + 1)));
       sawSelector = true;
     }
   }

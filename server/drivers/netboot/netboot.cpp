@@ -15,6 +15,8 @@
 #include "shared/core/base64.h"
 #include "shared/core/file.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
+#include "shared/net/mac.h"
 
 namespace kiln::server::netboot {
 
@@ -150,22 +152,6 @@ std::optional<std::string> agentCmdlineTooLong(const std::string& apiUrl,
          "(image-build/build-ramdisk.sh --ca-file) and unset the option.";
 }
 
-std::optional<std::string> parseMac(std::string_view text) {
-  if (text.size() != 17) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (i % 3 == 2) {
-      if (c != ':' && c != '-') return std::nullopt;
-      out += ':';
-    } else {
-      if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  return out;
-}
-
 std::string chainScript(const std::string& baseUrl) {
   return "#!ipxe\n"
          "# kiln-server: hand over to this machine's own script.\n"
@@ -208,8 +194,7 @@ std::string pxeLocalConfig() { return "default local\n\nlabel local\n  localboot
 std::string grubAgentConfig(const std::string& kernel, const std::string& ramdisk,
                             const std::string& apiUrl, const std::string& appendParams,
                             const std::string& mac) {
-  std::string bootif = "01-";
-  for (char c : mac) bootif += c == ':' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string bootif = net::pxeMac(mac);
   return "set default=deploy\n"
          "set timeout=5\n"
          "set hidden_timeout_quiet=false\n\n"
@@ -241,18 +226,10 @@ std::string grubMasterConfig() {
 }
 
 std::vector<std::string> grubConfigNames(std::string_view mac) {
-  std::string lower;
-  for (char c : mac) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::string dashed = lower;
-  std::replace(dashed.begin(), dashed.end(), ':', '-');
-  return {"grub.cfg-01-" + dashed, lower + ".conf"};
+  return {"grub.cfg-" + net::pxeMac(mac), asciiLower(mac) + ".conf"};
 }
 
-std::string pxeConfigName(std::string_view mac) {
-  std::string name = "01-";
-  for (char c : mac) name += c == ':' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
-}
+std::string pxeConfigName(std::string_view mac) { return net::pxeMac(mac); }
 
 std::string configuredApiUrl(const Config& config) {
   return config.apiUrl.empty() ? config.publicEndpoint : config.apiUrl;

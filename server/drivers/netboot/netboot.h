@@ -70,10 +70,6 @@ std::optional<std::string> agentCmdlineTooLong(const std::string& apiUrl,
 /// True for http:// and https:// locations.
 bool isUrl(std::string_view location);
 
-/// "52:54:00:12:34:56" from "52-54-00-12-34-56" or "52:54:00:12:34:56" (any case); nullopt
-/// for anything else.
-std::optional<std::string> parseMac(std::string_view text);
-
 /// GET /boot.ipxe: chains to the booting MAC's script under `baseUrl`.
 std::string chainScript(const std::string& baseUrl);
 

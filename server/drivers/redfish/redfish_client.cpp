@@ -1,8 +1,8 @@
 #include "server/drivers/redfish/redfish_client.h"
 
-#include <cctype>
 #include <filesystem>
 
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -15,14 +15,6 @@ constexpr std::string_view kDefaultSystems = "/redfish/v1/Systems";
 constexpr std::string_view kSessions = "/redfish/v1/SessionService/Sessions";
 /// Logging out is a courtesy (BMCs have few session slots): never let it hold a task for long.
 constexpr std::chrono::seconds kLogoutTimeout{5};
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 /// A path from an @odata.id or Location value, which may be an absolute URL.
 std::string pathOf(std::string_view reference) {
@@ -143,7 +135,7 @@ Result<RedfishConfig> parseRedfishConfig(const json& driverInfo, std::string_vie
       config.verifyCa = it->get<bool>();
     } else if (it->is_string()) {
       const auto value = it->get<std::string>();
-      const auto lower = lowercase(value);
+      const auto lower = asciiLower(value);
       if (lower == "true" || lower == "1" || lower == "yes" || lower == "on" || lower == "t" ||
           lower == "y") {
         config.verifyCa = true;

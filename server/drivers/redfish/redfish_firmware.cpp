@@ -9,6 +9,7 @@
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -154,10 +155,7 @@ Result<UpdateTarget> findUpdateService(Bmc& bmc, const TaskContext& task) {
 
 std::string schemeOf(std::string_view url) {
   const auto colon = url.find("://");
-  std::string scheme(url.substr(0, colon == std::string_view::npos ? 0 : colon));
-  std::transform(scheme.begin(), scheme.end(), scheme.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return scheme;
+  return asciiLower(url.substr(0, colon == std::string_view::npos ? 0 : colon));
 }
 
 /// One component's update, from SimpleUpdate to the end of its task and its reboot.
@@ -204,9 +202,7 @@ class ComponentUpdate {
   /// POSTs SimpleUpdate; the task to watch (no monitor when the BMC finished at once).
   Result<RedfishTaskRef> submit() {
     json body = {{"ImageURI", setting_.url}};
-    std::string protocol = schemeOf(setting_.url);
-    std::transform(protocol.begin(), protocol.end(), protocol.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    const std::string protocol = asciiUpper(schemeOf(setting_.url));
     if (std::find(target_.transferProtocols.begin(), target_.transferProtocols.end(), protocol) !=
         target_.transferProtocols.end()) {
       body["TransferProtocol"] = protocol;

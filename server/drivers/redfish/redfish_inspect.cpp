@@ -16,6 +16,7 @@
 #include "server/model/node.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
+#include "shared/net/mac.h"
 
 namespace kiln::server {
 namespace {
@@ -95,17 +96,8 @@ Result<std::vector<json>> members(RedfishClient& client, const json& object, con
 /// A MAC address as Ironic accepts it (oslo's is_valid_mac: six hex pairs separated by ':' or
 /// '-'), lower-cased with colons; nullopt when it is not one.
 std::optional<std::string> normalizedMac(const std::optional<std::string>& text) {
-  if (!text || text->size() != 17) return std::nullopt;
-  std::string mac = asciiLower(*text);
-  for (size_t i = 0; i < mac.size(); ++i) {
-    if (i % 3 == 2) {
-      if (mac[i] != ':' && mac[i] != '-') return std::nullopt;
-      mac[i] = ':';
-    } else if (!std::isxdigit(static_cast<unsigned char>(mac[i]))) {
-      return std::nullopt;
-    }
-  }
-  return mac;
+  if (!text) return std::nullopt;
+  return net::parseMac(*text, net::MacSeparators::ColonOrDash);
 }
 
 /// The smallest size of at least 4 GiB, or 0 (Ironic picks the first of sushy's sorted sizes).

@@ -137,18 +137,8 @@ std::optional<std::vector<std::string>> allowedMethods(const HttpResponse& respo
   const auto allow = response.header("allow");
   if (!allow) return std::nullopt;
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= allow->size()) {
-    const auto comma = allow->find(',', start);
-    std::string item =
-        allow->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    std::transform(item.begin(), item.end(), item.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  for (const std::string& method : splitTrimmed(*allow, ',', " \t")) {
+    out.push_back(asciiUpper(method));
   }
   return out;
 }

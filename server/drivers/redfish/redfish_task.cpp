@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "server/drivers/redfish/redfish_common.h"
+#include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -49,9 +50,7 @@ bool readRedfishTask(const json& body, RedfishTaskPoll& poll) {
     for (const auto& m : *it) {
       // As Ironic: the Message, else (empty or "unknown") the MessageId.
       std::string text = redfishStringAt(m, "Message").value_or("");
-      std::string lower = text;
-      std::transform(lower.begin(), lower.end(), lower.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      const std::string lower = asciiLower(text);
       if (text.empty() || lower == "unknown" || lower == "unknown error") {
         text = redfishStringAt(m, "MessageId").value_or("");
       }

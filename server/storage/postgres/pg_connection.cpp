@@ -9,12 +9,12 @@
 #endif
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 
 #include "server/model/resources.h"
 #include "server/storage/storage.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 
 namespace kiln::server::postgres {
 namespace {
@@ -25,10 +25,8 @@ void ignoreNotice(void*, const char*) {}
 /// combinations) and its prepared statements are dropped and prepared again as needed.
 constexpr size_t kMaxPreparedStatements = 512;
 
-std::string trimmed(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-  return std::string(text);
-}
+/// libpq's messages end in a newline (and sometimes a space).
+std::string trimmed(std::string_view text) { return std::string(trimEnd(text, " \n")); }
 
 int hexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -191,17 +189,11 @@ std::string_view PgResult::text(int row, int col) const {
 }
 
 int64_t PgResult::integer(int row, int col) const {
-  const std::string_view t = text(row, col);
-  int64_t value = 0;
-  std::from_chars(t.data(), t.data() + t.size(), value);
-  return value;
+  return parseInt<int64_t>(text(row, col)).value_or(0);
 }
 
 int64_t PgResult::affected() const {
-  const char* tuples = result_ ? PQcmdTuples(result_) : "";
-  int64_t value = 0;
-  std::from_chars(tuples, tuples + std::strlen(tuples), value);
-  return value;
+  return parseInt<int64_t>(result_ ? PQcmdTuples(result_) : "").value_or(0);
 }
 
 std::string_view PgResult::command() const { return result_ ? PQcmdStatus(result_) : ""; }

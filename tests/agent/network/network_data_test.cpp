@@ -59,6 +59,8 @@ TEST_CASE("netmasks and prefixes", "[agent][network]") {
   CHECK_FALSE(prefixLength("ffff::ffff"));
   CHECK_FALSE(prefixLength("mask"));
   CHECK_FALSE(prefixLength("129"));
+  CHECK_FALSE(prefixLength("+24"));
+  CHECK_FALSE(prefixLength("-0"));
   CHECK_FALSE(prefixLength(""));
 }
 
