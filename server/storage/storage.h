@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "server/schema/record.h"
+#include "server/model/node_event.h"
 #include "server/model/resources.h"
 #include "shared/core/error.h"
 
@@ -149,6 +151,35 @@ class TraitStore {
   virtual Result<void> clear(int64_t nodeId) = 0;
 };
 
+/// A page of the node event journal (table node_events; server/storage/queries/node_events.h
+/// has the queries callers use).
+struct NodeEventQuery {
+  std::optional<int64_t> nodeId;   ///< one node's events; unset = every node's
+  int64_t afterId = 0;             ///< events with a larger id only
+  std::vector<std::string> kinds;  ///< only these kinds; empty = any
+  int limit = 1000;                ///< at most this many, oldest (smallest id) first; >= 1
+};
+
+/// The node event journal (server/model/node_event.h).
+class NodeEventStore {
+ public:
+  virtual ~NodeEventStore() = default;
+  /// Inserts `event` (its id is ignored) and returns the id it got.
+  virtual Result<int64_t> append(const NodeEvent& event) = 0;
+  /// The events matching `query`, by increasing id.
+  virtual Result<std::vector<NodeEvent>> list(const NodeEventQuery& query) = 0;
+  /// The largest id of any event (0 when there is none).
+  virtual Result<int64_t> newestId() = 0;
+  /// Deletes every event whose time sorts before `time` (same format); returns how many.
+  virtual Result<int64_t> removeOlderThan(const std::string& time) = 0;
+  /// Deletes the node's events beyond its newest `keep`; returns how many.
+  virtual Result<int64_t> removeBeyond(int64_t nodeId, int64_t keep) = 0;
+  /// The ids of nodes holding more than `count` events.
+  virtual Result<std::vector<int64_t>> nodesWithMoreThan(int64_t count) = 0;
+  /// Deletes every event of the node; returns how many.
+  virtual Result<int64_t> removeNode(int64_t nodeId) = 0;
+};
+
 /// A unit of work. Not thread-safe: one thread uses a transaction at a time.
 class Transaction {
  public:
@@ -163,8 +194,13 @@ class Transaction {
   RecordStore& volumeConnectors() { return records(Resource::VolumeConnector); }
   RecordStore& volumeTargets() { return records(Resource::VolumeTarget); }
   virtual TraitStore& traits() = 0;
+  virtual NodeEventStore& nodeEvents() = 0;
   /// Makes the writes durable. After commit() the transaction must not be used again.
   virtual Result<void> commit() = 0;
+
+  /// Set by node event appends (server/storage/queries/node_events.h): once this transaction
+  /// has committed, its storage tells its events listener (Storage::setEventsListener).
+  bool appendedEvents = false;
 };
 using TransactionPtr = std::unique_ptr<Transaction>;
 
@@ -182,6 +218,22 @@ class Storage {
   virtual Result<TransactionPtr> begin(Mode mode) = 0;
   /// The schema version the store is migrated to.
   virtual int schemaVersion() const = 0;
+
+  /// `listener` runs after every committed write transaction that appended node events (on
+  /// the committing thread, after the commit; it must be quick and must not throw): the event
+  /// hub of server/api/node_event_hub.h learns of local events this way. Set it before
+  /// transactions begin; a wrapping storage forwards it to the one it wraps.
+  virtual void setEventsListener(std::function<void()> listener) {
+    eventsListener_ = std::move(listener);
+  }
+
+  /// For the back ends: called after a commit of a transaction with appendedEvents.
+  void eventsCommitted() const {
+    if (eventsListener_) eventsListener_();
+  }
+
+ private:
+  std::function<void()> eventsListener_;
 };
 using StoragePtr = std::unique_ptr<Storage>;
 

@@ -91,6 +91,9 @@ class ScratchStorage final : public server::Storage {
   }
   Result<server::TransactionPtr> begin(Mode mode) override { return inner_->begin(mode); }
   int schemaVersion() const override { return inner_->schemaVersion(); }
+  void setEventsListener(std::function<void()> listener) override {
+    inner_->setEventsListener(std::move(listener));
+  }
 
  private:
   server::StoragePtr inner_;

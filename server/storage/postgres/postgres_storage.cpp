@@ -307,6 +307,111 @@ class PgTraitStore final : public TraitStore {
   Session& session_;
 };
 
+/// The node event journal (table node_events, migration 0010).
+class PgNodeEventStore final : public NodeEventStore {
+ public:
+  explicit PgNodeEventStore(Session& session) : session_(session) {}
+
+  Result<int64_t> append(const NodeEvent& e) override {
+    return session_.guarded([&]() -> Result<int64_t> {
+      const std::array<Value, 6> binds = {Value::integer(e.nodeId), Value::text(e.nodeUuid),
+                                          Value::text(e.time),      Value::text(e.kind),
+                                          Value::text(e.fields),    Value::text(e.conductor)};
+      auto result = KILN_TRY(conn().query(
+          "INSERT INTO node_events (node_id, node_uuid, created_at, kind, fields, conductor) "
+          "VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+          binds));
+      return result.integer(0, 0);
+    });
+  }
+
+  Result<std::vector<NodeEvent>> list(const NodeEventQuery& q) override {
+    std::vector<Value> binds;
+    std::string sql =
+        "SELECT id, node_id, node_uuid, created_at, kind, fields, conductor FROM node_events "
+        "WHERE id > $1";
+    binds.push_back(Value::integer(q.afterId));
+    if (q.nodeId) {
+      binds.push_back(Value::integer(*q.nodeId));
+      sql += " AND node_id = $" + std::to_string(binds.size());
+    }
+    if (!q.kinds.empty()) {
+      sql += " AND kind IN (";
+      for (size_t i = 0; i < q.kinds.size(); ++i) {
+        binds.push_back(Value::text(q.kinds[i]));
+        sql += (i ? ", $" : "$") + std::to_string(binds.size());
+      }
+      sql += ")";
+    }
+    binds.push_back(Value::integer(q.limit));
+    sql += " ORDER BY id LIMIT $" + std::to_string(binds.size());
+    auto result = KILN_TRY(conn().query(sql, std::span<const Value>(binds)));
+    std::vector<NodeEvent> out;
+    out.reserve(static_cast<size_t>(result.rows()));
+    for (int row = 0; row < result.rows(); ++row) {
+      NodeEvent& e = out.emplace_back();
+      e.id = result.integer(row, 0);
+      e.nodeId = result.integer(row, 1);
+      e.nodeUuid = result.text(row, 2);
+      e.time = result.text(row, 3);
+      e.kind = result.text(row, 4);
+      e.fields = result.text(row, 5);
+      e.conductor = result.isNull(row, 6) ? std::string() : std::string(result.text(row, 6));
+    }
+    return out;
+  }
+
+  Result<int64_t> newestId() override {
+    auto result = KILN_TRY(
+        conn().query("SELECT COALESCE(MAX(id), 0) FROM node_events", std::span<const Value>()));
+    return result.integer(0, 0);
+  }
+
+  Result<int64_t> removeOlderThan(const std::string& time) override {
+    return session_.guarded([&]() -> Result<int64_t> {
+      const Value t = Value::text(time);
+      auto result = KILN_TRY(conn().query("DELETE FROM node_events WHERE created_at < $1",
+                                          std::span<const Value>(&t, 1)));
+      return result.affected();
+    });
+  }
+
+  Result<int64_t> removeBeyond(int64_t nodeId, int64_t keep) override {
+    if (keep <= 0) return removeNode(nodeId);
+    return session_.guarded([&]() -> Result<int64_t> {
+      const std::array<Value, 2> binds = {Value::integer(nodeId), Value::integer(keep)};
+      auto result = KILN_TRY(conn().query(
+          "DELETE FROM node_events WHERE node_id = $1 AND id < (SELECT COALESCE(MIN(id), 0) "
+          "FROM (SELECT id FROM node_events WHERE node_id = $1 ORDER BY id DESC LIMIT $2) AS k)",
+          binds));
+      return result.affected();
+    });
+  }
+
+  Result<std::vector<int64_t>> nodesWithMoreThan(int64_t count) override {
+    const Value c = Value::integer(count);
+    auto result = KILN_TRY(conn().query(
+        "SELECT node_id FROM node_events GROUP BY node_id HAVING COUNT(*) > $1 ORDER BY node_id",
+        std::span<const Value>(&c, 1)));
+    std::vector<int64_t> out;
+    for (int row = 0; row < result.rows(); ++row) out.push_back(result.integer(row, 0));
+    return out;
+  }
+
+  Result<int64_t> removeNode(int64_t nodeId) override {
+    return session_.guarded([&]() -> Result<int64_t> {
+      const Value id = Value::integer(nodeId);
+      auto result = KILN_TRY(conn().query("DELETE FROM node_events WHERE node_id = $1",
+                                          std::span<const Value>(&id, 1)));
+      return result.affected();
+    });
+  }
+
+ private:
+  PgConnection& conn() { return *session_.conn; }
+  Session& session_;
+};
+
 /// One store per Resource, in the enum's order.
 template <size_t... I>
 std::array<PgRecordStore, kResourceCount> makeStores(Session& session, std::index_sequence<I...>) {
@@ -320,7 +425,8 @@ class PgTransaction final : public Transaction {
         conn_(std::move(conn)),
         session_{conn_.get(), write},
         stores_(makeStores(session_, std::make_index_sequence<kResourceCount>())),
-        traits_(session_) {}
+        traits_(session_),
+        events_(session_) {}
 
   ~PgTransaction() override {
     if (!done_) {
@@ -333,6 +439,7 @@ class PgTransaction final : public Transaction {
     return stores_[static_cast<size_t>(resource)];
   }
   TraitStore& traits() override { return traits_; }
+  NodeEventStore& nodeEvents() override { return events_; }
 
   Result<void> commit() override {
     if (done_) {
@@ -351,6 +458,7 @@ class PgTransaction final : public Transaction {
           "database error: the transaction was rolled back after a failed "
           "statement");
     }
+    if (appendedEvents) storage_.eventsCommitted();
     return {};
   }
 
@@ -360,6 +468,7 @@ class PgTransaction final : public Transaction {
   Session session_;
   std::array<PgRecordStore, kResourceCount> stores_;
   PgTraitStore traits_;
+  PgNodeEventStore events_;
   bool done_ = false;
 };
 

@@ -241,6 +241,101 @@ class SqliteTraitStore final : public TraitStore {
   Connection& conn_;
 };
 
+/// The node event journal (table node_events, migration 0010).
+class SqliteNodeEventStore final : public NodeEventStore {
+ public:
+  explicit SqliteNodeEventStore(Connection& conn) : conn_(conn) {}
+
+  Result<int64_t> append(const NodeEvent& e) override {
+    auto stmt = KILN_TRY(conn_.prepare(
+        "INSERT INTO node_events (node_id, node_uuid, created_at, kind, fields, conductor) "
+        "VALUES (?, ?, ?, ?, ?, ?)"));
+    stmt.bindInt(1, e.nodeId);
+    stmt.bindText(2, e.nodeUuid);
+    stmt.bindText(3, e.time);
+    stmt.bindText(4, e.kind);
+    stmt.bindText(5, e.fields);
+    stmt.bindText(6, e.conductor);
+    KILN_TRY(stmt.step());
+    return conn_.lastInsertId();
+  }
+
+  Result<std::vector<NodeEvent>> list(const NodeEventQuery& q) override {
+    std::string sql =
+        "SELECT id, node_id, node_uuid, created_at, kind, fields, conductor FROM node_events "
+        "WHERE id > ?";
+    if (q.nodeId) sql += " AND node_id = ?";
+    if (!q.kinds.empty()) {
+      sql += " AND kind IN (";
+      for (size_t i = 0; i < q.kinds.size(); ++i) sql += i ? ", ?" : "?";
+      sql += ")";
+    }
+    sql += " ORDER BY id LIMIT ?";
+    auto stmt = KILN_TRY(conn_.prepare(sql));
+    int k = 1;
+    stmt.bindInt(k++, q.afterId);
+    if (q.nodeId) stmt.bindInt(k++, *q.nodeId);
+    for (const auto& kind : q.kinds) stmt.bindText(k++, kind);
+    stmt.bindInt(k, q.limit);
+    std::vector<NodeEvent> out;
+    while (KILN_TRY(stmt.step())) {
+      NodeEvent& e = out.emplace_back();
+      e.id = stmt.columnInt(0);
+      e.nodeId = stmt.columnInt(1);
+      e.nodeUuid = stmt.columnText(2);
+      e.time = stmt.columnText(3);
+      e.kind = stmt.columnText(4);
+      e.fields = stmt.columnText(5);
+      e.conductor = stmt.columnText(6);
+    }
+    return out;
+  }
+
+  Result<int64_t> newestId() override {
+    auto stmt = KILN_TRY(conn_.prepare("SELECT COALESCE(MAX(id), 0) FROM node_events"));
+    KILN_TRY(stmt.step());
+    return stmt.columnInt(0);
+  }
+
+  Result<int64_t> removeOlderThan(const std::string& time) override {
+    auto stmt = KILN_TRY(conn_.prepare("DELETE FROM node_events WHERE created_at < ?"));
+    stmt.bindText(1, time);
+    KILN_TRY(stmt.step());
+    return conn_.changes();
+  }
+
+  Result<int64_t> removeBeyond(int64_t nodeId, int64_t keep) override {
+    if (keep <= 0) return removeNode(nodeId);
+    auto stmt = KILN_TRY(conn_.prepare(
+        "DELETE FROM node_events WHERE node_id = ? AND id < (SELECT COALESCE(MIN(id), 0) FROM "
+        "(SELECT id FROM node_events WHERE node_id = ? ORDER BY id DESC LIMIT ?))"));
+    stmt.bindInt(1, nodeId);
+    stmt.bindInt(2, nodeId);
+    stmt.bindInt(3, keep);
+    KILN_TRY(stmt.step());
+    return conn_.changes();
+  }
+
+  Result<std::vector<int64_t>> nodesWithMoreThan(int64_t count) override {
+    auto stmt = KILN_TRY(conn_.prepare(
+        "SELECT node_id FROM node_events GROUP BY node_id HAVING COUNT(*) > ? ORDER BY node_id"));
+    stmt.bindInt(1, count);
+    std::vector<int64_t> out;
+    while (KILN_TRY(stmt.step())) out.push_back(stmt.columnInt(0));
+    return out;
+  }
+
+  Result<int64_t> removeNode(int64_t nodeId) override {
+    auto stmt = KILN_TRY(conn_.prepare("DELETE FROM node_events WHERE node_id = ?"));
+    stmt.bindInt(1, nodeId);
+    KILN_TRY(stmt.step());
+    return conn_.changes();
+  }
+
+ private:
+  Connection& conn_;
+};
+
 /// One store per Resource, in the enum's order.
 template <size_t... I>
 std::array<SqliteRecordStore, kResourceCount> makeStores(Connection& conn,
@@ -257,7 +352,8 @@ class SqliteTransaction final : public Transaction {
         memoryLock_(std::move(memoryLock)),
         writeLock_(std::move(writeLock)),
         stores_(makeStores(*conn_, std::make_index_sequence<kResourceCount>())),
-        traits_(*conn_) {}
+        traits_(*conn_),
+        events_(*conn_) {}
 
   ~SqliteTransaction() override {
     if (!done_) {
@@ -270,6 +366,7 @@ class SqliteTransaction final : public Transaction {
     return stores_[static_cast<size_t>(resource)];
   }
   TraitStore& traits() override { return traits_; }
+  NodeEventStore& nodeEvents() override { return events_; }
 
   Result<void> commit() override {
     KILN_TRY_VOID(conn_->run("COMMIT"));
@@ -277,6 +374,7 @@ class SqliteTransaction final : public Transaction {
     // Hand the connection and the locks back now: a committed transaction object may outlive
     // its use, and another transaction on the same thread must not wait for it.
     finish();
+    if (appendedEvents) storage_.eventsCommitted();
     return {};
   }
 
@@ -293,6 +391,7 @@ class SqliteTransaction final : public Transaction {
   std::unique_lock<std::mutex> writeLock_;
   std::array<SqliteRecordStore, kResourceCount> stores_;
   SqliteTraitStore traits_;
+  SqliteNodeEventStore events_;
   bool done_ = false;
 };
 

@@ -60,6 +60,7 @@ class HookedTransaction final : public Transaction {
     return r == Resource::Node ? nodes_ : inner_->records(r);
   }
   TraitStore& traits() override { return inner_->traits(); }
+  NodeEventStore& nodeEvents() override { return inner_->nodeEvents(); }
   kiln::Result<void> commit() override { return inner_->commit(); }
 
  private:
@@ -78,6 +79,9 @@ class HookedStorage final : public Storage {
     return TransactionPtr(std::make_unique<HookedTransaction>(std::move(tx), hook));
   }
   int schemaVersion() const override { return inner_.schemaVersion(); }
+  void setEventsListener(std::function<void()> listener) override {
+    inner_.setEventsListener(std::move(listener));
+  }
 
  private:
   Storage& inner_;

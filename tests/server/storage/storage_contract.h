@@ -12,8 +12,10 @@
 
 #include "server/model/node.h"
 #include "server/model/resources.h"
+#include "server/storage/queries/node_events.h"
 #include "server/storage/storage.h"
 #include "shared/core/uuid.h"
+#include "tests/support/fake_clock.h"
 
 // static: each back end's test file (all linked into one binary) defines its own.
 static kiln::server::StoragePtr makeContractStorage();
@@ -349,4 +351,115 @@ TEST_CASE(KILN_STORAGE_NAME " storage: text sorts byte by byte", "[server][stora
   const auto rows = tx->nodes().list(q).value();  // not a range over a temporary's value()
   for (const auto& r : rows) names.push_back(r.str(kNodeName));
   CHECK(names == std::vector<std::string>{"A-1", "B", "_x", "a", "a.2", "b"});
+}
+
+TEST_CASE(KILN_STORAGE_NAME
+          " storage: node events list after an id by kind and limit, oldest first",
+          "[server][storage][events]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  KILN_CONTRACT_STORAGE(storage);
+  kiln::test::FakeClock clock;
+  auto tx = storage->begin(Mode::Write).value();
+  const Record a = insertNode(*tx, makeNode("a"));
+  const Record b = insertNode(*tx, makeNode("b"));
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(appendNodeEvent(*tx, clock, "host-a", a.id(), a.uuid(),
+                                  i % 2 ? "power_state" : "error", {{"n", i}})
+                      .value());
+    ids.push_back(
+        appendNodeEvent(*tx, clock, "host-a", b.id(), b.uuid(), "error", {{"n", i}}).value());
+  }
+  CHECK(tx->appendedEvents);
+  CHECK(std::is_sorted(ids.begin(), ids.end()));
+  CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
+  const auto all = listNodeEvents(*tx, a.id(), 0, {}, 100).value();
+  REQUIRE(all.size() == 5);
+  CHECK(all[0].id == ids[0]);
+  CHECK(all[0].nodeUuid == a.uuid());
+  CHECK(all[0].kind == "error");
+  CHECK(all[0].fields == R"({"n":0})");
+  CHECK(all[0].conductor == "host-a");
+  CHECK(all[0].time == "2026-01-01T00:00:00.000+00:00");
+  const auto after = listNodeEvents(*tx, a.id(), all[1].id, {}, 100).value();
+  REQUIRE(after.size() == 3);
+  CHECK(after[0].id == all[2].id);
+  const auto power = listNodeEvents(*tx, a.id(), 0, {"power_state"}, 100).value();
+  REQUIRE(power.size() == 2);
+  CHECK(power[1].fields == R"({"n":3})");
+  CHECK(listNodeEvents(*tx, a.id(), 0, {"error", "power_state"}, 2).value().size() == 2);
+  CHECK(listAllNodeEvents(*tx, 0, 100).value().size() == 10);
+  CHECK(newestNodeEventId(*tx).value() == ids.back());
+  // Reserved names stay the journal's own; a non-object is wrapped.
+  const int64_t odd =
+      appendNodeEvent(*tx, clock, "h", a.id(), a.uuid(), "x", {{"id", 1}, {"kind", "y"}}).value();
+  const int64_t wrapped = appendNodeEvent(*tx, clock, "h", a.id(), a.uuid(), "x", 7).value();
+  const auto extra = listNodeEvents(*tx, a.id(), ids.back(), {}, 10).value();
+  REQUIRE(extra.size() == 2);
+  CHECK(extra[0].id == odd);
+  CHECK(extra[0].fields == "{}");
+  CHECK(extra[1].id == wrapped);
+  CHECK(extra[1].fields == R"({"value":7})");
+  CHECK_FALSE(appendNodeEvent(*tx, clock, "h", a.id(), a.uuid(), "Bad Kind", {}));
+}
+
+TEST_CASE(KILN_STORAGE_NAME
+          " storage: node events roll back with their transaction and go with their node",
+          "[server][storage][events]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  KILN_CONTRACT_STORAGE(storage);
+  kiln::test::FakeClock clock;
+  Record a;
+  {
+    auto tx = storage->begin(Mode::Write).value();
+    a = insertNode(*tx, makeNode("a"));
+    REQUIRE(appendNodeEvent(*tx, clock, "h", a.id(), a.uuid(), "error", {}));
+    REQUIRE(tx->commit());
+  }
+  {
+    auto tx = storage->begin(Mode::Write).value();
+    REQUIRE(appendNodeEvent(*tx, clock, "h", a.id(), a.uuid(), "error", {}));
+  }  // rolled back
+  {
+    auto tx = storage->begin(Mode::Read).value();
+    CHECK(listNodeEvents(*tx, a.id(), 0, {}, 10).value().size() == 1);
+  }
+  auto tx = storage->begin(Mode::Write).value();
+  REQUIRE(deleteNodeEvents(*tx, a.id()));
+  REQUIRE(tx->nodes().remove(a.id()));
+  CHECK(listAllNodeEvents(*tx, 0, 10).value().empty());
+  REQUIRE(tx->commit());
+}
+
+TEST_CASE(KILN_STORAGE_NAME
+          " storage: node event pruning keeps each node's newest and drops the old",
+          "[server][storage][events]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  KILN_CONTRACT_STORAGE(storage);
+  kiln::test::FakeClock clock;
+  auto tx = storage->begin(Mode::Write).value();
+  const Record a = insertNode(*tx, makeNode("a"));
+  const Record b = insertNode(*tx, makeNode("b"));
+  for (int i = 0; i < 6; ++i) {
+    REQUIRE(appendNodeEvent(*tx, clock, "h", a.id(), a.uuid(), "error", {{"n", i}}));
+    clock.advance(std::chrono::seconds(10));
+  }
+  REQUIRE(appendNodeEvent(*tx, clock, "h", b.id(), b.uuid(), "error", {{"n", 0}}));
+  // By count: a keeps its newest 4, b (1 event) keeps all.
+  CHECK(pruneNodeEvents(*tx, clock, 4, 0).value() == 2);
+  auto left = listNodeEvents(*tx, a.id(), 0, {}, 10).value();
+  REQUIRE(left.size() == 4);
+  CHECK(left.front().fields == R"({"n":2})");
+  CHECK(listNodeEvents(*tx, b.id(), 0, {}, 10).value().size() == 1);
+  // By age (now is 60 s; a's events are at 0, 10, ... 50 s, b's at 60 s): older than 35 s go.
+  CHECK(pruneNodeEvents(*tx, clock, 0, 25).value() == 2);
+  left = listNodeEvents(*tx, a.id(), 0, {}, 10).value();
+  REQUIRE(left.size() == 2);
+  CHECK(left.front().fields == R"({"n":4})");
+  // Ids are never reused after pruning.
+  const int64_t newest = newestNodeEventId(*tx).value();
+  clock.advance(std::chrono::seconds(2));
+  REQUIRE(pruneNodeEvents(*tx, clock, 0, 1).value() == 3);
+  REQUIRE(newestNodeEventId(*tx).value() == 0);
+  CHECK(appendNodeEvent(*tx, clock, "h", a.id(), a.uuid(), "error", {}).value() > newest);
 }
