@@ -326,6 +326,14 @@ std::vector<ConfigOption> makeOptions() {
                           }));
   }
 
+  // [events]
+  o.push_back(optInt("events", "max_per_node", &C::eventsMaxPerNode, 0, 10000000, 1000));
+  o.push_back(optInt("events", "max_age", &C::eventsMaxAge, 0, 365 * 86400, 604800));
+  o.push_back(optInt("events", "keepalive_interval", &C::eventsKeepaliveInterval, 1, 3600, 15));
+  o.push_back(optInt("events", "poll_interval", &C::eventsPollInterval, 1, 3600, 1));
+  o.push_back(
+      optInt("events", "stream_buffer_bytes", &C::eventsStreamBuffer, 4096, 64 << 20, 262144));
+
   // [pxe]
   o.push_back(optString("pxe", "tftp_root", &C::tftpRoot, "/var/lib/kiln/tftpboot"));
   o.push_back(optString("pxe", "kernel_append_params", &C::kernelAppendParams,

@@ -105,6 +105,13 @@ struct Config {
   /// booting agents as kiln.api_ca= (Ironic's name; Ironic puts it on virtual media only).
   std::string agentApiCaFile;
 
+  // [events] (Kiln: the node event journal, docs/observability.md "Events")
+  int eventsMaxPerNode = 1000;       ///< events kept per node (older ones pruned; 0 = no limit)
+  int eventsMaxAge = 604800;         ///< seconds an event is kept (0 = no limit)
+  int eventsKeepaliveInterval = 15;  ///< seconds between a stream's keep-alive comments
+  int eventsPollInterval = 1;  ///< seconds between reads of other servers' events (while streamed)
+  int eventsStreamBuffer = 262144;  ///< bytes a stream may have unsent before it is dropped
+
   // [pxe]
   std::string tftpRoot = "/var/lib/kiln/tftpboot";  ///< where the pxe boot interface writes
   /// Agent kernel arguments. The last two skip the kernel's crypto self-tests (the SP800-108

@@ -12,6 +12,7 @@
 #include "server/model/node_history.h"
 #include "server/model/provision_state.h"
 #include "server/model/trait.h"
+#include "server/storage/queries/node_events.h"
 #include "shared/core/secrets.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
@@ -606,6 +607,7 @@ Result<ApiResponse> NodeHandlers::remove(RequestContext& ctx) {
         tx.records(Resource::NodeHistory).removeWhere(kHistNodeId, Value::integer(node.id())));
     KILN_TRY(
         tx.records(Resource::BiosSetting).removeWhere(kBiosNodeId, Value::integer(node.id())));
+    KILN_TRY_VOID(deleteNodeEvents(tx, node.id()));  // and its event journal
     KILN_TRY_VOID(tx.nodes().remove(node.id()));
     deps_.log.info("node deleted", {{"node", node.uuid()}});
     return emptyResponse(204);

@@ -4,6 +4,7 @@
 
 #include "server/conductor/conductor_detail.h"
 #include "server/conductor/firmware_cache.h"
+#include "server/conductor/node_events_recorder.h"
 #include "server/conductor/provision_state_machine.h"
 #include "server/drivers/agent/agent_session.h"
 #include "server/drivers/node_validation.h"
@@ -334,6 +335,7 @@ void Conductor::failUnfinished(const std::string& uuid, const std::string& messa
     task.log = Logger("conductor").with("node", uuid);
     Record& node = task.node;
     if (!node[kNodeReservation].isNull() && node.str(kNodeReservation) != host()) return {};
+    const Record before = node;
     const std::string from = node.str(kNodeProvisionState);
     const bool powerAction = !node[kNodeTargetPowerState].isNull();
     const FailurePlan plan = planFailure(from, FailureCause::WorkerFailed, powerAction);
@@ -341,7 +343,10 @@ void Conductor::failUnfinished(const std::string& uuid, const std::string& messa
     auto info = parseJson(node.str(kNodeDriverInternalInfo));
     const bool infoParses = info && info->is_object();
     applyFailure(plan, node, infoParses ? &*info : nullptr, message);
-    if (infoParses) node.setText(kNodeDriverInternalInfo, dumpJson(*info));
+    // The node events of this failure (the step and flow ends need the parsed bookkeeping).
+    if (infoParses) task.internalInfo = std::move(*info);
+    KILN_TRY_VOID(events::recordSaveEvents(*tx, {deps_.clock, host()}, before, task));
+    if (infoParses) node.setText(kNodeDriverInternalInfo, dumpJson(task.internalInfo));
     node.setText(kNodeUpdatedAt, formatIsoTime(deps_.clock.now()));
     KILN_TRY_VOID(tx->nodes().update(node));  // read with findBy in this transaction
     KILN_TRY_VOID(tasks_.recordHistory(

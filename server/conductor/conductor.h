@@ -185,6 +185,9 @@ class Conductor {
   /// One pass of the periodic work at the clock's current time: finished wait steps, callback
   /// timeouts, and (when due) the power-state sync.
   void runPeriodicTasks();
+  /// Applies the node event journal's retention ([events] max_per_node, max_age) when a
+  /// minute has passed since the last time (the first call always does).
+  void pruneNodeEventsWhenDue();
   /// Blocks until no conductor work is queued or running (tests).
   void waitIdle();
 
@@ -387,6 +390,8 @@ class Conductor {
   bool stopping_ = false;
   std::chrono::steady_clock::time_point lastPowerSync_{};
   bool powerSyncDone_ = false;
+  std::chrono::steady_clock::time_point lastEventsPrune_{};
+  bool eventsPruneDone_ = false;
 };
 
 }  // namespace kiln::server

@@ -9,6 +9,7 @@
 
 #include "server/conductor/conductor.h"
 #include "server/conductor/conductor_detail.h"
+#include "server/conductor/node_events_recorder.h"
 #include "server/drivers/agent/agent_session.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
@@ -151,6 +152,8 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
     if (beat.inventory) info[agent::kInventory] = *beat.inventory;
     if (beat.progress) {
       info[agent::kProgress] = beat.progress->toJson();
+      KILN_TRY_VOID(events::recordWriteProgress(*tx, {deps_.clock, host()}, task.node.id(),
+                                                task.uuid(), *beat.progress));
     } else if (!info.contains(agent::kCommand)) {
       info.erase(agent::kProgress);
     }

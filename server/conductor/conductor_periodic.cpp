@@ -12,6 +12,7 @@
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "server/model/resources.h"
+#include "server/storage/queries/node_events.h"
 #include "shared/json/json_util.h"
 
 namespace kiln::server {
@@ -108,6 +109,29 @@ void Conductor::runPeriodicTasks() {
       lastPowerSync_ = now;
       syncPowerStates();
     }
+  }
+  pruneNodeEventsWhenDue();
+}
+
+void Conductor::pruneNodeEventsWhenDue() {
+  // [events] max_per_node and max_age; once a minute (the journal only grows by a few events a
+  // second per node, and any kiln-server of several may prune: the deletes are idempotent).
+  const auto now = deps_.clock.monotonic();
+  if (eventsPruneDone_ && now - lastEventsPrune_ < std::chrono::seconds(60)) return;
+  eventsPruneDone_ = true;
+  lastEventsPrune_ = now;
+  if (deps_.config.eventsMaxPerNode <= 0 && deps_.config.eventsMaxAge <= 0) return;
+  auto pruned = [&]() -> Result<int64_t> {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    const int64_t n = KILN_TRY(pruneNodeEvents(*tx, deps_.clock, deps_.config.eventsMaxPerNode,
+                                               deps_.config.eventsMaxAge));
+    KILN_TRY_VOID(tx->commit());
+    return n;
+  }();
+  if (!pruned) {
+    log_.warning("pruning the node event journal failed", {{"error", pruned.error().message}});
+  } else if (*pruned > 0) {
+    log_.debug("pruned the node event journal", {{"deleted", std::to_string(*pruned)}});
   }
 }
 

@@ -39,6 +39,12 @@ inline constexpr const char* kHandedOffUser = "handed_off_user";
 /// "user"}. The receiving server reserves the node in the owner's name with this note
 /// (Conductor::changePower); the owner's periodic pass claims and runs it.
 inline constexpr const char* kHandedOffPower = "handed_off_power";
+/// The node event journal's bookkeeping (server/conductor/node_events_recorder.h): the step
+/// running now {"flow", "index", "interface", "step", "priority", "started_at", "started_ms"}
+/// and the flow running now {"flow", "started_at", "started_ms"}, so that a step's and a
+/// flow's duration survive a heartbeat round trip, a restart and a takeover.
+inline constexpr const char* kEventStep = "event_step";
+inline constexpr const char* kEventFlow = "event_flow";
 /// What the agent reported of itself with its heartbeats.
 inline constexpr const char* kAgentVersion = "agent_version";
 inline constexpr const char* kAgentProtocolVersion = "agent_protocol_version";

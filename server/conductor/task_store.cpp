@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/conductor/node_events_recorder.h"
 #include "server/conductor/provision_state_machine.h"
 #include "server/model/node.h"
 #include "server/model/resources.h"
@@ -80,6 +81,9 @@ Result<void> TaskStore::saveOver(Transaction& tx, TaskContext& task, Record stor
   if (!task.heldBy.empty() && stored.str(kNodeReservation) != task.heldBy) {
     return takenOverError(task.uuid(), stored, task.heldBy);
   }
+  // The node events this save reports, in its transaction (they keep their bookkeeping in
+  // driver_internal_info, written just below).
+  KILN_TRY_VOID(events::recordSaveEvents(tx, {clock_, host_}, stored, task));
   task.node.setText(kNodeDriverInternalInfo, dumpJson(task.internalInfo));
   task.node.setText(kNodeInstanceInfo, dumpJson(task.instanceInfo));
   const FieldMask fields = ownedFields() | extra;
@@ -130,6 +134,7 @@ bool TaskStore::transition(TaskContext& task, std::string_view event) const {
   }
   task.node.setText(kNodeProvisionState, std::string(*to));
   task.node.setText(kNodeProvisionUpdatedAt, formatIsoTime(clock_.now()));
+  task.stateMoves.push_back({from, std::string(*to), std::string(event)});
   task.log.info("provision state changed",
                 {{"from", from}, {"to", std::string(*to)}, {"event", std::string(event)}});
   return true;

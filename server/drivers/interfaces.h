@@ -78,6 +78,13 @@ struct TaskContext {
   /// Set by an inspect interface that finished: the hardware inventory (ironic-python-agent's
   /// format) the conductor records for GET /v1/nodes/{id}/inventory (API 1.81).
   std::optional<nlohmann::json> inventory;
+  /// One provision-state move (TaskStore::transition) not yet saved.
+  struct StateMove {
+    std::string from, to, event;
+  };
+  /// The moves since the last save: that save journals them as node events
+  /// (server/conductor/node_events_recorder.h) and clears them.
+  std::vector<StateMove> stateMoves;
 
   const std::string& uuid() const { return node.uuid(); }
 };

@@ -1,0 +1,82 @@
+// File: server/conductor/node_events_recorder.h
+//
+// What the conductor journals in the node event journal (server/model/node_event.h,
+// docs/observability.md "Events"), always in the transaction of the change it reports, so a
+// rolled-back change leaves no event:
+//  - recordSaveEvents(), called by every conductor save (TaskStore::saveOver) and by
+//    Conductor::failUnfinished: provision_state moves, power_state changes, errors (the new,
+//    masked last_error), and the starts and ends of steps and flows it reads from the node
+//    (the running step and flow are kept in driver_internal_info, flow::kEventStep and
+//    flow::kEventFlow, so their start times survive heartbeats, restarts and takeovers);
+//  - recordStepFinished() and recordFlowFinished(): the ONE place each where a step's or a
+//    flow's end, with its duration, is recorded (the place for the step and flow duration
+//    histograms, kiln_step_duration_seconds and kiln_flow_duration_seconds);
+//  - recordWriteProgress(): the image write's progress from an agent heartbeat.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "server/drivers/interfaces.h"
+#include "server/storage/storage.h"
+#include "shared/core/clock.h"
+#include "shared/protocol/messages.h"
+
+namespace kiln::server::events {
+
+/// Who writes: the clock and this kiln-server's host.
+struct Writer {
+  const Clock& clock;
+  const std::string& host;
+};
+
+/// The end of one step.
+struct StepEnd {
+  std::string flow;       ///< "deploy", "clean", "service"
+  std::string interface;  ///< "deploy", "raid", ...
+  std::string step;       ///< "write_image", ...
+  int priority = 0;
+  std::string result;                     ///< "success", "failure" or "aborted"
+  std::string startedAt;                  ///< event time format ("" when unknown)
+  std::string finishedAt;                 ///< event time format
+  std::optional<double> durationSeconds;  ///< unknown when the start is
+};
+
+/// The end of one flow.
+struct FlowEnd {
+  std::string flow;    ///< "deploy", "clean", "service", "inspect", "rescue", ... (flowOf)
+  std::string result;  ///< "success", "failure" or "aborted"
+  std::string state;   ///< the provision state it ended in
+  std::string startedAt;
+  std::string finishedAt;
+  std::optional<double> durationSeconds;
+};
+
+/// The flow a provision state belongs to ("" for a stable or failed state): verifying ->
+/// verify; deploying, wait call-back, deploy hold -> deploy; deleting -> undeploy; cleaning,
+/// clean wait, clean hold -> clean; inspecting, inspect wait -> inspect; adopting -> adopt;
+/// rescuing, rescue wait -> rescue; unrescuing -> unrescue; servicing, service wait, service
+/// hold -> service.
+std::string_view flowOf(std::string_view provisionState);
+
+/// Records step_finished. Step durations are observed here.
+Result<void> recordStepFinished(Transaction& tx, const Writer& w, int64_t nodeId,
+                                const std::string& nodeUuid, const StepEnd& end);
+
+/// Records flow_finished. Flow durations are observed here.
+Result<void> recordFlowFinished(Transaction& tx, const Writer& w, int64_t nodeId,
+                                const std::string& nodeUuid, const FlowEnd& end);
+
+/// Records what a save of `task` over `before` (the row as stored) changes: see the file
+/// comment. Updates the bookkeeping keys in task.internalInfo (call it before the info is
+/// written into the row) and clears task.stateMoves.
+Result<void> recordSaveEvents(Transaction& tx, const Writer& w, const Record& before,
+                              TaskContext& task);
+
+/// Records write_progress for a heartbeat's `progress` (nothing when it reports no bytes).
+Result<void> recordWriteProgress(Transaction& tx, const Writer& w, int64_t nodeId,
+                                 const std::string& nodeUuid, const protocol::Progress& progress);
+
+}  // namespace kiln::server::events
