@@ -18,12 +18,16 @@ Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
   app->storage_ = KILN_TRY(openStorage(app->config_.connection));
   app->conductor_ = std::make_unique<Conductor>(Conductor::Deps{
       *app->storage_, *app->interfaces_, *app->drivers_, app->config_, *app->clock_});
-  app->api_ = std::make_unique<ApiService>(ApiDeps{app->config_, *app->storage_, *app->drivers_,
-                                                   *app->clock_, *app->auth_, *app->conductor_});
+  app->eventHub_ = std::make_unique<NodeEventHub>(*app->storage_, app->config_);
+  ApiDeps apiDeps{app->config_, *app->storage_, *app->drivers_,
+                  *app->clock_, *app->auth_,    *app->conductor_};
+  apiDeps.eventHub = app->eventHub_.get();
+  app->api_ = std::make_unique<ApiService>(std::move(apiDeps));
   return app;
 }
 
 Result<void> ServerApp::start(bool http, bool periodic) {
+  eventHub_->start();  // before the first transaction that may append events
   KILN_TRY_VOID(conductor_->start(periodic));
   if (!http) return {};
   endpoint_ = std::make_unique<HttpEndpoint>(*api_, config_);
@@ -32,6 +36,7 @@ Result<void> ServerApp::start(bool http, bool periodic) {
 
 void ServerApp::stop() {
   if (endpoint_) endpoint_->stop();
+  if (eventHub_) eventHub_->stop();
   if (conductor_) conductor_->stop();
 }
 

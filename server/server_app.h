@@ -10,6 +10,7 @@
 #include "server/api/api_service.h"
 #include "server/api/auth.h"
 #include "server/api/http_endpoint.h"
+#include "server/api/node_event_hub.h"
 #include "server/config.h"
 #include "server/conductor/conductor.h"
 #include "server/drivers/driver_registry.h"
@@ -39,6 +40,7 @@ class ServerApp {
   Conductor& conductor() { return *conductor_; }
   const Config& config() const { return config_; }
   const DriverRegistry& drivers() const { return *drivers_; }
+  NodeEventHub& eventHub() { return *eventHub_; }
 
  private:
   ServerApp() = default;
@@ -50,6 +52,7 @@ class ServerApp {
   std::unique_ptr<InterfaceRegistry> interfaces_;
   std::unique_ptr<Conductor> conductor_;
   std::unique_ptr<Authenticator> auth_;
+  std::unique_ptr<NodeEventHub> eventHub_;
   std::unique_ptr<ApiService> api_;
   std::unique_ptr<HttpEndpoint> endpoint_;
 };

@@ -16,6 +16,7 @@
 #include "server/api/firmware_handlers.h"
 #include "server/api/management_handlers.h"
 #include "server/api/history_handlers.h"
+#include "server/api/node_event_handlers.h"
 #include "server/api/inspection_rule_handlers.h"
 #include "server/api/node_handlers.h"
 #include "server/api/port_handlers.h"
@@ -99,7 +100,8 @@ ApiService::ApiService(ApiDeps deps)
       volumes_(std::make_unique<VolumeHandlers>(deps_)),
       history_(std::make_unique<HistoryHandlers>(deps_)),
       bios_(std::make_unique<BiosHandlers>(deps_)),
-      inspectionRules_(std::make_unique<InspectionRuleHandlers>(deps_)) {
+      inspectionRules_(std::make_unique<InspectionRuleHandlers>(deps_)),
+      nodeEvents_(std::make_unique<NodeEventHandlers>(deps_)) {
   buildRoutes();
 }
 
@@ -244,6 +246,11 @@ void ApiService::buildRoutes() {
     router_.add({"GET", "/v1/nodes/{node}/bios/{name}", bind(b, &BiosHandlers::show), ver::k40BiosInterface, 404, "",
                  false, ""});
   }
+
+  // The node event journal and its live stream (Kiln extension, every API version; read as
+  // node history is: authenticated, observers included).
+  router_.add({"GET", "/v1/nodes/{node}/events", bind(nodeEvents_.get(), &NodeEventHandlers::list),
+               1, 404, "", false, ""});
 
   // Inventory (1.81) and child nodes (1.83): 404 below, as Ironic's node _lookup; shards
   // (1.82): GET only.

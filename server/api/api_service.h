@@ -23,6 +23,8 @@
 
 namespace kiln::server {
 
+class NodeEventHub;
+
 /// What the handlers use. References outlive the ApiService.
 struct ApiDeps {
   const Config& config;
@@ -32,6 +34,8 @@ struct ApiDeps {
   Authenticator& auth;
   Conductor& conductor;
   Logger log{"api"};
+  /// Serves the node event streams (server/api/node_event_hub.h); null: no streams (503).
+  NodeEventHub* eventHub = nullptr;
 };
 
 class NodeHandlers;
@@ -51,6 +55,7 @@ class VolumeHandlers;
 class HistoryHandlers;
 class BiosHandlers;
 class InspectionRuleHandlers;
+class NodeEventHandlers;
 
 class ApiService {
  public:
@@ -83,6 +88,7 @@ class ApiService {
   std::unique_ptr<HistoryHandlers> history_;
   std::unique_ptr<BiosHandlers> bios_;
   std::unique_ptr<InspectionRuleHandlers> inspectionRules_;
+  std::unique_ptr<NodeEventHandlers> nodeEvents_;
 };
 
 }  // namespace kiln::server

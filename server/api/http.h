@@ -4,6 +4,7 @@
 // these; tests call the API in-process with them, no sockets.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,11 +28,40 @@ struct ApiRequest {
   std::optional<std::string> param(std::string_view name) const;
 };
 
+/// Where a streamed response's bytes go: the HTTP endpoint's connection (or a test's buffer).
+/// Thread-safe: any thread may write.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  /// Queues `bytes` for the client without blocking. False when the stream is over (the
+  /// client went away, or stopped reading and its bounded buffer filled up: it is then
+  /// closed): write nothing more.
+  virtual bool write(std::string bytes) = 0;
+  /// Ends the stream: the connection closes once what was written is sent.
+  virtual void close() = 0;
+};
+
+/// A response body produced over time (Server-Sent Events): the endpoint writes the head, then
+/// start()s the stream, and stop()s it when the connection ends.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  /// Begins writing into `sink` (once; may write before returning). Never blocks for long:
+  /// it runs on a reactor thread.
+  virtual void start(std::shared_ptr<StreamSink> sink) = 0;
+  /// The connection ended or the server stops: write nothing more, let go of the sink.
+  /// Idempotent, any thread.
+  virtual void stop() = 0;
+};
+
 struct ApiResponse {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::string contentType = "application/json";
+  /// Set for a streamed response: `body` is written first, then the stream's output until it
+  /// ends; the response has no Content-Length and the connection closes after it.
+  std::shared_ptr<ResponseStream> stream;
 
   void setHeader(std::string name, std::string value);
   std::optional<std::string> header(std::string_view name) const;

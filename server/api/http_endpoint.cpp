@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include "server/api/errors.h"
@@ -33,6 +34,7 @@ using SteadyClock = std::chrono::steady_clock;
 struct Shared {
   ApiService* api = nullptr;
   size_t maxBodyBytes = 0;
+  size_t streamBufferBytes = 0;  ///< [events] stream_buffer_bytes
   int cap = 0;
   std::shared_ptr<TlsContext> tls;  ///< set when the API is served over HTTPS
   std::atomic<int> open{0};
@@ -54,6 +56,9 @@ struct Connection {
   std::unique_ptr<TlsSession> tls;
   int queued = 0;        ///< responses still in Pistache's writer; later ones queue behind
   bool closing = false;  ///< answered its last response: later input is ignored
+  /// A streamed response (Server-Sent Events) owns the connection from its head on: input is
+  /// ignored, the stream's sink writes, and the end of the connection stops the stream.
+  std::shared_ptr<ResponseStream> stream;
   ino_t inode = 0;       ///< the socket's inode, so a shed never hits a reused descriptor
   SteadyClock::time_point lastActive;
 };
@@ -89,7 +94,8 @@ std::string responseHead(const ApiResponse& response, bool keepAlive) {
     head += "\r\n";
   }
   head += keepAlive ? "Connection: Keep-Alive\r\n" : "Connection: Close\r\n";
-  if (response.status != 204) {  // RFC 9110 §8.6: no Content-Length on a 204
+  // A stream's body ends when the connection closes (RFC 9112 §6.3): no Content-Length.
+  if (response.status != 204 && !response.stream) {  // RFC 9110 §8.6: no Content-Length on a 204
     head += "Content-Length: ";
     head += std::to_string(response.body.size());
     head += "\r\n";
@@ -180,6 +186,83 @@ void respond(const std::shared_ptr<Tcp::Peer>& peer, const std::shared_ptr<Conne
   deliver(peer, conn, responseHead(response, keepAlive), response.body, keepAlive ? -1 : closeHow);
 }
 
+/// A streamed response's writer (StreamSink): any thread may write. Bytes go straight to the
+/// socket with a non-blocking send() while nothing of the stream waits in Pistache's writer;
+/// otherwise they queue there behind it (Pistache's writer is thread-safe and keeps order).
+/// What waits there is bounded by [events] stream_buffer_bytes: a client that stops reading
+/// is disconnected once that is full, and its buffers go with the connection.
+class EndpointSink final : public StreamSink {
+ public:
+  EndpointSink(const std::shared_ptr<Tcp::Peer>& peer, const std::shared_ptr<Connection>& conn,
+               size_t limit, bool direct)
+      : peer_(peer), conn_(conn), inode_(conn->inode), limit_(limit), direct_(direct) {}
+
+  bool write(std::string bytes) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) return false;
+    auto peer = peer_.lock();
+    auto conn = conn_.lock();
+    // A peer Pistache already closed may still be held: never write to a reused descriptor.
+    if (!peer || !conn || socketInode(peer->fd()) != inode_) {
+      closed_ = true;
+      return false;
+    }
+    if (conn->tls) {  // only this sink uses the session once the stream began
+      if (!conn->tls->send(bytes)) return closeLocked(*peer, "TLS failure");
+      bytes = conn->tls->takeOutput();
+    }
+    if (bytes.empty()) return true;
+    size_t sent = 0;
+    if (direct_ && pending_->load() == 0) {
+      const ssize_t n = ::send(peer->fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        closed_ = true;  // the client is gone; Pistache notices on its side of the socket
+        return false;
+      }
+      sent = n > 0 ? static_cast<size_t>(n) : 0;
+    }
+    if (sent == bytes.size()) return true;
+    const size_t rest = bytes.size() - sent;
+    if (pending_->load() + rest > limit_) return closeLocked(*peer, "the client stopped reading");
+    pending_->fetch_add(rest);
+    std::string tail = sent == 0 ? std::move(bytes) : bytes.substr(sent);
+    auto pending = pending_;
+    peer->send(RawBuffer(std::move(tail), rest))
+        .then([pending, rest](ssize_t) { pending->fetch_sub(rest); },
+              [pending, rest](std::exception_ptr&) { pending->fetch_sub(rest); });
+    return true;
+  }
+
+  void close() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    // What the kernel holds is still sent; what waits in Pistache's writer is dropped with
+    // the connection (the server stops, or the journal could not be read).
+    if (auto peer = peer_.lock(); peer && socketInode(peer->fd()) == inode_) {
+      ::shutdown(peer->fd(), SHUT_RDWR);
+    }
+  }
+
+ private:
+  bool closeLocked(Tcp::Peer& peer, const char* why) {
+    closed_ = true;
+    Logger("http").info("closing an event stream", {{"reason", why}});
+    // The reactor sees the end, drops the peer with its queued buffers and stops the stream.
+    if (socketInode(peer.fd()) == inode_) ::shutdown(peer.fd(), SHUT_RDWR);
+    return false;
+  }
+
+  std::mutex mutex_;
+  std::weak_ptr<Tcp::Peer> peer_;
+  std::weak_ptr<Connection> conn_;
+  const ino_t inode_;
+  const size_t limit_;
+  const bool direct_;  ///< false when earlier responses were still queued at the stream's start
+  std::shared_ptr<std::atomic<size_t>> pending_ = std::make_shared<std::atomic<size_t>>(0);
+  bool closed_ = false;
+};
+
 /// Pistache's timer (TransportImpl::checkIdlePeers) closes a peer marked idle once its
 /// parser's time is older than the keep-alive timeout. Kiln keeps every peer "idle" for
 /// Pistache (so it never sends its own plain-text 408) and restarts that clock when a request
@@ -231,6 +314,14 @@ class PistacheHandler final : public Http::Handler {
     peers_.push_back(peer);
   }
 
+  void onDisconnection(const std::shared_ptr<Tcp::Peer>& peer) override {
+    auto conn = connectionOf(peer);
+    if (!conn || !conn->stream) return;
+    // The client went away (or was dropped): the stream stops and lets go of its buffers.
+    auto stream = std::move(conn->stream);
+    stream->stop();
+  }
+
   void onInput(const char* buffer, size_t len, const std::shared_ptr<Tcp::Peer>& peer) override {
     auto conn = connectionOf(peer);
     if (!conn || conn->closing) return;  // after the last answer, input is drained unread
@@ -256,6 +347,10 @@ class PistacheHandler final : public Http::Handler {
       parser.feed(input);
       while (auto request = parser.next()) {
         const ApiResponse response = shared_->api->handle(*request);
+        if (response.stream) {
+          startStream(peer, conn, response);
+          return;
+        }
         respond(peer, conn, response, request->keepAlive);
         if (!request->keepAlive) {
           conn->closing = true;
@@ -286,6 +381,24 @@ class PistacheHandler final : public Http::Handler {
   }
 
  private:
+  /// Writes a streamed response's head and body, then hands the connection to its stream.
+  /// Pistache's idle timer leaves the connection alone from now on (it is not idle); the
+  /// stream's sink bounds what waits for the client.
+  void startStream(const std::shared_ptr<Tcp::Peer>& peer, const std::shared_ptr<Connection>& conn,
+                   const ApiResponse& response) {
+    conn->closing = true;  // later input is drained unread
+    conn->stream = response.stream;
+    peer->setIdle(false);
+    auto sink =
+        std::make_shared<EndpointSink>(peer, conn, shared_->streamBufferBytes, conn->queued == 0);
+    if (!sink->write(responseHead(response, false) + response.body)) {
+      auto stream = std::move(conn->stream);
+      stream->stop();
+      return;
+    }
+    response.stream->start(sink);
+  }
+
   /// Closes this thread's longest-idle connection. Runs on the reactor thread that owns these
   /// peers, so none of them can be closed (and its descriptor reused) meanwhile; the inode
   /// check guards against a peer Pistache already closed but still holds.
@@ -296,7 +409,7 @@ class PistacheHandler final : public Http::Handler {
       auto peer = weak.lock();
       if (!peer) continue;
       auto conn = connectionOf(peer);
-      if (!conn || conn->parser.midRequest() || conn->queued > 0) continue;
+      if (!conn || conn->parser.midRequest() || conn->queued > 0 || conn->stream) continue;
       if (!victimConn || conn->closing > victimConn->closing ||
           (conn->closing == victimConn->closing && conn->lastActive < victimConn->lastActive)) {
         victim = peer;
@@ -372,6 +485,7 @@ Result<void> HttpEndpoint::start() {
   impl_->shared = std::make_shared<Shared>();
   impl_->shared->api = &impl_->api;
   impl_->shared->maxBodyBytes = static_cast<size_t>(config.maxRequestBodySize);
+  impl_->shared->streamBufferBytes = static_cast<size_t>(config.eventsStreamBuffer);
   impl_->shared->cap = connectionCap(config.maxConnections, fileLimit);
   if (config.enableSslApi) {
     impl_->shared->tls = KILN_TRY(TlsContext::load(config.sslCertFile, config.sslKeyFile));
