@@ -20,6 +20,7 @@ PACKAGES="
   golang-go golang-github-gophercloud-gophercloud-dev
   python3-tempest ironic-tempest-plugin python3-ddt python3-stestr python3-testtools python3-subunit
   apache2-utils dnsmasq-base
+  prometheus
   xorriso isolinux cloud-init ovmf ipxe efibootmgr grub-efi-amd64-bin grub-efi-amd64-signed shim-signed
   grub-pc-bin
   wrk time valgrind

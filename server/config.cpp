@@ -391,6 +391,12 @@ std::vector<ConfigOption> makeOptions() {
   o.push_back(std::move(attempts));
   o.push_back(ipmiSeconds("command_retry_interval", &IpmitoolOptions::retryDelay, 0, 600, 2));
   o.push_back(ipmiSeconds("command_timeout", &IpmitoolOptions::commandTimeout, 1, 3600, 30));
+
+  // [metrics]
+  o.push_back(optBool("metrics", "enabled", &C::metricsEnabled, true));
+  o.push_back(optString("metrics", "listen_address", &C::metricsListenAddress, ""));
+  o.push_back(optInt("metrics", "port", &C::metricsPort, 0, 65535, 9608));
+  o.push_back(optBool("metrics", "require_auth", &C::metricsRequireAuth, false));
   return o;
 }
 

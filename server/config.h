@@ -149,6 +149,13 @@ struct Config {
   // [ipmi] (Kiln's options: ipmitool runs, retries and their bounds)
   IpmitoolOptions ipmi;
 
+  // [metrics] (Kiln's options: GET /metrics in Prometheus' text format)
+  bool metricsEnabled = true;
+  /// Serve /metrics on this address (with metricsPort) instead of the API port; "" = the API's.
+  std::string metricsListenAddress;
+  int metricsPort = 9608;           ///< with metricsListenAddress; 0 = an ephemeral port (tests)
+  bool metricsRequireAuth = false;  ///< scrapes need the API's credentials (auth_strategy)
+
   // [http_basic_roles]  user = admin | observer   (Kiln extension)
   std::map<std::string, Role> userRoles;
   Role defaultRole = Role::Admin;  ///< [http_basic_roles] default_role

@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
   log.info("listening", {{"address", config.hostIp + ":" + std::to_string((*app)->port())},
                          {"database", kiln::server::displayConnection(config.connection)},
                          {"auth_strategy", config.authStrategy}});
+  if ((*app)->metricsPort() != 0) {
+    log.info("metrics listening", {{"address", config.metricsListenAddress + ":" +
+                                                   std::to_string((*app)->metricsPort())}});
+  }
   if (!portFile.empty()) {
     // Write then rename, so a reader never sees a partial file.
     const std::string tmp = portFile + ".tmp";

@@ -1,10 +1,13 @@
 #include "server/server_app.h"
 
+#include "server/api/api_metrics.h"
+
 namespace kiln::server {
 
 Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
                                                      std::shared_ptr<const Clock> clock,
                                                      InterfaceDeps deps) {
+  registerAllMetrics();
   std::unique_ptr<ServerApp> app(new ServerApp());
   app->config_ = std::move(config);
   app->clock_ = clock ? std::move(clock) : std::make_shared<SystemClock>();
@@ -23,6 +26,16 @@ Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
                   *app->clock_, *app->auth_,    *app->conductor_};
   apiDeps.eventHub = app->eventHub_.get();
   app->api_ = std::make_unique<ApiService>(std::move(apiDeps));
+  if (app->config_.metricsEnabled && !app->config_.metricsListenAddress.empty()) {
+    app->metricsConfig_ = app->config_;
+    app->metricsConfig_.hostIp = app->config_.metricsListenAddress;
+    app->metricsConfig_.port = app->config_.metricsPort;
+    app->metricsConfig_.apiWorkers = 1;
+    ApiDeps deps{app->metricsConfig_, *app->storage_, *app->drivers_,
+                 *app->clock_,        *app->auth_,    *app->conductor_};
+    deps.metricsOnly = true;
+    app->metricsApi_ = std::make_unique<ApiService>(std::move(deps));
+  }
   return app;
 }
 
@@ -31,10 +44,16 @@ Result<void> ServerApp::start(bool http, bool periodic) {
   KILN_TRY_VOID(conductor_->start(periodic));
   if (!http) return {};
   endpoint_ = std::make_unique<HttpEndpoint>(*api_, config_);
-  return endpoint_->start();
+  KILN_TRY_VOID(endpoint_->start());
+  if (metricsApi_) {
+    metricsEndpoint_ = std::make_unique<HttpEndpoint>(*metricsApi_, metricsConfig_);
+    KILN_TRY_VOID(metricsEndpoint_->start());
+  }
+  return {};
 }
 
 void ServerApp::stop() {
+  if (metricsEndpoint_) metricsEndpoint_->stop();
   if (endpoint_) endpoint_->stop();
   if (eventHub_) eventHub_->stop();
   if (conductor_) conductor_->stop();

@@ -1,7 +1,8 @@
 // File: server/server_app.h
 //
 // kiln-server's composition root: configuration -> storage, driver registry, authenticator,
-// API service, HTTP endpoint. main() builds one and runs it; integration tests build one on
+// API service, HTTP endpoint (and, with [metrics] listen_address, a second endpoint that serves
+// only GET /metrics). main() builds one and runs it; integration tests build one on
 // port 0 with an in-memory or temporary database.
 #pragma once
 
@@ -35,6 +36,8 @@ class ServerApp {
   void stop();
 
   uint16_t port() const { return endpoint_ ? endpoint_->port() : 0; }
+  /// The [metrics] listener's port (after start()), 0 when /metrics has no address of its own.
+  uint16_t metricsPort() const { return metricsEndpoint_ ? metricsEndpoint_->port() : 0; }
   ApiService& api() { return *api_; }
   Storage& storage() { return *storage_; }
   Conductor& conductor() { return *conductor_; }
@@ -55,6 +58,10 @@ class ServerApp {
   std::unique_ptr<NodeEventHub> eventHub_;
   std::unique_ptr<ApiService> api_;
   std::unique_ptr<HttpEndpoint> endpoint_;
+  // [metrics] listen_address: GET /metrics on an address of its own.
+  Config metricsConfig_;
+  std::unique_ptr<ApiService> metricsApi_;
+  std::unique_ptr<HttpEndpoint> metricsEndpoint_;
 };
 
 }  // namespace kiln::server

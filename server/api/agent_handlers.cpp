@@ -1,5 +1,6 @@
 #include "server/api/agent_handlers.h"
 
+#include "server/api/api_metrics.h"
 #include "server/api/handler_support.h"
 #include "server/api/port_handlers.h"
 #include "server/model/versions.h"
@@ -10,6 +11,15 @@
 namespace kiln::server {
 
 Result<ApiResponse> AgentHandlers::lookup(RequestContext& ctx) {
+  Result<ApiResponse> answer = lookupNode(ctx);
+  recordLookup(answer                                              ? "found"
+               : answer.error().code == ErrorCode::NotFound        ? "not_found"
+               : answer.error().code == ErrorCode::InvalidArgument ? "invalid"
+                                                                   : "error");
+  return answer;
+}
+
+Result<ApiResponse> AgentHandlers::lookupNode(RequestContext& ctx) {
   // Ironic ignores addresses that are not MACs; none left and no node_uuid is a 400.
   std::vector<std::string> macs;
   if (auto addresses = ctx.request.param("addresses")) {
@@ -60,6 +70,7 @@ Result<ApiResponse> AgentHandlers::continueInspection(RequestContext& ctx) {
 }
 
 Result<ApiResponse> AgentHandlers::heartbeat(RequestContext& ctx) {
+  recordHeartbeat();
   const Json body = KILN_TRY(parseJsonBody(ctx));
   auto beat = protocol::HeartbeatRequest::parse(body);
   if (!beat) return invalid("Invalid heartbeat: " + beat.error().message);

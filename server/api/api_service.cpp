@@ -6,6 +6,7 @@
 
 #include "server/api/agent_handlers.h"
 #include "server/api/allocation_handlers.h"
+#include "server/api/api_metrics.h"
 #include "server/api/bios_handlers.h"
 #include "server/api/boot_handlers.h"
 #include "server/api/catalog_handlers.h"
@@ -103,6 +104,9 @@ ApiService::ApiService(ApiDeps deps)
       inspectionRules_(std::make_unique<InspectionRuleHandlers>(deps_)),
       nodeEvents_(std::make_unique<NodeEventHandlers>(deps_)) {
   buildRoutes();
+  requestMetrics_ = std::make_unique<RequestMetrics>(router_.routes());
+  metricsHere_ = deps_.config.metricsEnabled &&
+                 (deps_.metricsOnly || deps_.config.metricsListenAddress.empty());
 }
 
 ApiService::~ApiService() = default;
@@ -477,10 +481,40 @@ void ApiService::buildRoutes() {
                               "maintenance"});
 }
 
+ApiResponse ApiService::serveMetrics(const ApiRequest& request) {
+  ApiResponse response;
+  if (deps_.config.metricsRequireAuth) {
+    auto auth = deps_.auth.authenticate(request);
+    if (auto* refused = std::get_if<ApiResponse>(&auth)) response = std::move(*refused);
+  }
+  if (response.status == 200 && request.method != "GET" && request.method != "HEAD") {
+    response =
+        errorResponse({ErrorCode::MethodNotAllowed,
+                       "The method " + request.method + " is not allowed for this resource."});
+    response.setHeader("Allow", "GET");
+  }
+  if (response.status == 200) {
+    response.contentType = std::string(metrics::kContentType);
+    response.body = renderMetrics(deps_.storage, deps_.config);
+  }
+  stampRequestId(response);
+  if (request.method == "HEAD") response.body.clear();
+  return response;
+}
+
 ApiResponse ApiService::handle(const ApiRequest& request) {
+  if (metricsHere_ && request.path == "/metrics") return serveMetrics(request);
+  if (deps_.metricsOnly) {
+    ApiResponse response = errorResponse(notFound("The resource could not be found.").error());
+    stampRequestId(response);
+    if (request.method == "HEAD") response.body.clear();
+    return response;
+  }
+  const auto start = deps_.clock.monotonic();
+  const Route* route = nullptr;
   ApiResponse response;
   try {
-    response = dispatch(request);
+    response = dispatch(request, route);
   } catch (const std::exception& e) {
     deps_.log.error("unhandled exception in API handler",
                     {{"method", request.method}, {"path", request.path}, {"error", e.what()}});
@@ -492,10 +526,12 @@ ApiResponse ApiService::handle(const ApiRequest& request) {
   }
   stampRequestId(response);
   if (request.method == "HEAD") response.body.clear();
+  requestMetrics_->record(route, request.method, response.status,
+                          std::chrono::duration<double>(deps_.clock.monotonic() - start).count());
   return response;
 }
 
-ApiResponse ApiService::dispatch(const ApiRequest& request) {
+ApiResponse ApiService::dispatch(const ApiRequest& request, const Route*& matched) {
   std::vector<std::string> segments = normalizePath(request.path);
   // Below 1.91 Ironic's JsonExtensionMiddleware strips a trailing ".json". It reads only
   // X-OpenStack-Ironic-API-Version (not OpenStack-API-Version): without it, or with a minor
@@ -514,6 +550,7 @@ ApiResponse ApiService::dispatch(const ApiRequest& request) {
   }
   const bool isRoot = segments.empty();
   Router::Match match = router_.match(request.method, segments);
+  matched = match.route;
   const bool isPublic = (match.route && match.route->isPublic) || isPublicHeartbeatPath(request.path);
 
   // 1. Authentication (the http_basic middleware sits in front of the app).

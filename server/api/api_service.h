@@ -36,6 +36,8 @@ struct ApiDeps {
   Logger log{"api"};
   /// Serves the node event streams (server/api/node_event_hub.h); null: no streams (503).
   NodeEventHub* eventHub = nullptr;
+  /// The [metrics] listener's service (its own address): GET /metrics and nothing else.
+  bool metricsOnly = false;
 };
 
 class NodeHandlers;
@@ -56,18 +58,25 @@ class HistoryHandlers;
 class BiosHandlers;
 class InspectionRuleHandlers;
 class NodeEventHandlers;
+class RequestMetrics;
 
 class ApiService {
  public:
   explicit ApiService(ApiDeps deps);
   ~ApiService();
 
-  /// Handles one request. Thread-safe. Never throws.
+  /// Handles one request. Thread-safe. Never throws. Counts it in kiln_api_requests_total and
+  /// kiln_api_request_duration_seconds (server/api/api_metrics.h). GET /metrics is answered
+  /// here, before routing, when [metrics] serves it on the API port (or this is the metrics
+  /// listener's service): in Prometheus' text format, with the API's credentials only when
+  /// [metrics] require_auth.
   ApiResponse handle(const ApiRequest& request);
 
  private:
   void buildRoutes();
-  ApiResponse dispatch(const ApiRequest& request);
+  /// `matched`: the route that answered, null when none matched.
+  ApiResponse dispatch(const ApiRequest& request, const Route*& matched);
+  ApiResponse serveMetrics(const ApiRequest& request);
 
   ApiDeps deps_;
   Router router_;
@@ -89,6 +98,8 @@ class ApiService {
   std::unique_ptr<BiosHandlers> bios_;
   std::unique_ptr<InspectionRuleHandlers> inspectionRules_;
   std::unique_ptr<NodeEventHandlers> nodeEvents_;
+  std::unique_ptr<RequestMetrics> requestMetrics_;
+  bool metricsHere_ = false;  ///< GET /metrics is answered by this service
 };
 
 }  // namespace kiln::server

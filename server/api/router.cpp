@@ -67,6 +67,13 @@ Router::Match Router::match(std::string_view method, const std::vector<std::stri
   return m;
 }
 
+std::vector<const Route*> Router::routes() const {
+  std::vector<const Route*> out;
+  out.reserve(routes_.size());
+  for (const auto& e : routes_) out.push_back(&e.route);
+  return out;
+}
+
 std::vector<std::string> normalizePath(std::string_view rawPath) {
   std::vector<std::string> segs;
   size_t pos = 0;

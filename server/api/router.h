@@ -63,6 +63,9 @@ class Router {
   /// Finds the route for a method and normalised segments ("v1", "nodes", "abc").
   Match match(std::string_view method, const std::vector<std::string>& segments) const;
 
+  /// Every route, in the order added (addresses stay valid until the next add()).
+  std::vector<const Route*> routes() const;
+
  private:
   struct Entry {
     Route route;

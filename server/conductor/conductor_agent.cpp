@@ -10,6 +10,7 @@
 #include "server/conductor/conductor.h"
 #include "server/conductor/conductor_detail.h"
 #include "server/conductor/node_events_recorder.h"
+#include "server/conductor/conductor_metrics.h"
 #include "server/drivers/agent/agent_session.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
@@ -25,6 +26,13 @@ using Mode = Storage::Mode;
 using namespace detail;
 
 constexpr const char* kLookupNotFound = "Node with the given addresses or UUID could not be found.";
+
+/// The bytes a successful deploy.write_image result reports written (0 for anything else).
+uint64_t imageBytesWritten(const protocol::CommandResult& result) {
+  if (result.status != "SUCCEEDED" || !result.result.is_object()) return 0;
+  const auto it = result.result.find("bytes_written");
+  return it != result.result.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
 
 /// States in which an agent is expected to look up ([api] restrict_lookup).
 bool agentExpected(std::string_view s) {
@@ -118,6 +126,7 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
   response.heartbeatInterval = deps_.config.agentHeartbeatInterval;
   bool resumed = false;
   bool mine = true;
+  uint64_t imageBytes = 0;
   TaskContext task;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
@@ -164,6 +173,7 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
       if (result.id != pendingId || pendingId.empty()) continue;  // stale or already taken
       info[agent::kResult] = result.toJson();
       info.erase(agent::kCommand);
+      imageBytes += imageBytesWritten(result);
       task.log.info("agent command finished", {{"command", result.name}, {"status", result.status}});
     }
 
@@ -201,6 +211,8 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
     KILN_TRY_VOID(tasks_.saveOver(*tx, task, storedRow));
     KILN_TRY_VOID(tx->commit());
   }
+  // Counted once: only the heartbeat whose transaction took the result counts it.
+  if (imageBytes > 0) recordImageBytesWritten(imageBytes);
   if (resumed) {
     // Run the flow now and, for a short while, wait for it: the next command then rides on this
     // heartbeat's answer instead of the next one's.

@@ -110,6 +110,11 @@ class RecordStore {
   /// The distinct values of `field` (a stored field) with how many rows hold each, the largest
   /// count first (ties by value).
   virtual Result<std::vector<std::pair<Value, int64_t>>> countByValue(int field) = 0;
+  /// The distinct combinations of `fields` (stored fields, at least one) with how many rows
+  /// hold each, ordered by the fields' values (NULL first): one GROUP BY, what a metrics scrape
+  /// reads (kiln_nodes).
+  virtual Result<std::vector<std::pair<std::vector<Value>, int64_t>>> countGrouped(
+      std::span<const int> fields) = 0;
 
   /// Inserts a row; field 0 (id) is ignored and assigned. Returns the stored row.
   virtual Result<Record> insert(const Record& record) = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "server/drivers/bmc_metrics.h"
 #include "server/drivers/boot_mode.h"
 #include "server/model/node.h"
 #include "shared/core/secrets.h"
@@ -325,6 +326,29 @@ Command Ipmitool::buildCommand(const IpmiDriverInfo& info,
   return command;
 }
 
+std::string ipmitoolOperation(const std::vector<std::string>& args) {
+  std::string operation;
+  for (size_t i = 0; i < args.size() && i < 3; ++i) {
+    const std::string& word = args[i];
+    if (word.empty() || word.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
+      break;
+    }
+    if (!operation.empty()) operation += ' ';
+    operation += word;
+  }
+  return operation.empty() ? std::string("other") : operation;
+}
+
+Result<CommandOutput> Ipmitool::send(const Command& command, std::string_view operation) const {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = runner_->run(command);
+  const std::string_view outcome =
+      !result ? (result.error().code == ErrorCode::DeadlineExceeded ? kBmcTimeout : kBmcError)
+              : (result->exitCode == 0 ? kBmcSuccess : kBmcError);
+  recordBmcRequest("ipmitool", operation, outcome, std::chrono::steady_clock::now() - start);
+  return result;
+}
+
 Result<std::string> Ipmitool::run(const TaskContext& task,
                                   const std::vector<std::string>& args) const {
   const IpmiDriverInfo info = KILN_TRY(parseIpmiDriverInfo(task.driverInfo));
@@ -333,8 +357,9 @@ Result<std::string> Ipmitool::run(const TaskContext& task,
       "IPMI command \"" + joinWords(args) + "\" to BMC " + info.address + " of node " + task.uuid();
   const Clock& clock = clockOf(task);
   const int attempts = std::max(1, options_.attempts);
+  const std::string operation = ipmitoolOperation(args);
   for (int attempt = 1;; ++attempt) {
-    auto result = runner_->run(command);
+    auto result = send(command, operation);
     Error failure;
     bool retryable = false;
     if (!result) {

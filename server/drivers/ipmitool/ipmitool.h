@@ -143,9 +143,18 @@ class Ipmitool {
   static const Clock& clockOf(const TaskContext& task);
 
  private:
+  /// The one place a request reaches the BMC: runs `command` once and records it
+  /// (server/drivers/bmc_metrics.h) under `operation`.
+  Result<CommandOutput> send(const Command& command, std::string_view operation) const;
+
   CommandRunnerPtr runner_;
   IpmitoolOptions options_;
 };
+
+/// The bounded name of an ipmitool request for metrics: its leading command words, at most
+/// three, up to the first raw byte or option ({"chassis", "power", "on"} -> "chassis power on",
+/// {"raw", "0x00", ...} -> "raw").
+std::string ipmitoolOperation(const std::vector<std::string>& args);
 
 /// The IPMI boot device selector for a UEFI boot of `device` (pxe 0x04, disk 0x08 — 0x24 on a
 /// node whose properties.vendor is Supermicro —, cdrom 0x14, bios 0x18, safe 0x0c).

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "server/drivers/bmc_metrics.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
@@ -171,12 +172,22 @@ RedfishClient::~RedfishClient() {
   }
   HttpRequest request = baseRequest("DELETE", sessionPath_);
   request.timeout = std::min<std::chrono::milliseconds>(request.timeout, kLogoutTimeout);
-  auto response = http_->send(request);
+  auto response = transmit(request);
   if (!response || response->status >= 300) {
     log_.debug("could not delete the Redfish session",
                {{"session", sessionPath_},
                 {"error", response ? std::to_string(response->status) : response.error().message}});
   }
+}
+
+Result<HttpResponse> RedfishClient::transmit(const HttpRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  auto response = http_->send(request);
+  const std::string_view outcome =
+      !response ? (response.error().code == ErrorCode::DeadlineExceeded ? kBmcTimeout : kBmcError)
+                : (response->status < 400 ? kBmcSuccess : kBmcError);
+  recordBmcRequest("redfish", request.method, outcome, std::chrono::steady_clock::now() - start);
+  return response;
 }
 
 Result<json> RedfishClient::get(std::string_view path) { return call("GET", path, nullptr); }
@@ -230,7 +241,7 @@ Result<void> RedfishClient::openSession(bool* bmcAnswered) {
   std::erase_if(request.headers, [](const auto& h) { return h.first == "X-Auth-Token"; });
   request.headers.emplace_back("Content-Type", "application/json");
   request.body = json{{"UserName", config_.username}, {"Password", config_.password}}.dump();
-  const auto response = KILN_TRY(http_->send(request));
+  const auto response = KILN_TRY(transmit(request));
   if (bmcAnswered) {
     *bmcAnswered = true;
   }
@@ -290,13 +301,13 @@ Result<HttpResponse> RedfishClient::send(std::string_view method, std::string_vi
     }
     return request;
   };
-  auto response = KILN_TRY(http_->send(build()));
+  auto response = KILN_TRY(transmit(build()));
   if (response.status == 401 && !token_.empty()) {
     // The session expired (BMCs time idle sessions out): open a new one and retry once.
     token_.clear();
     sessionPath_.clear();
     KILN_TRY_VOID(openSession());
-    response = KILN_TRY(http_->send(build()));
+    response = KILN_TRY(transmit(build()));
   }
   return response;
 }

@@ -86,6 +86,9 @@ class RedfishClient {
   Result<HttpResponse> send(std::string_view method, std::string_view path,
                             const nlohmann::json* body);
   HttpRequest baseRequest(std::string_view method, std::string_view path) const;
+  /// The one place a request reaches the BMC: sends `request` and records it
+  /// (server/drivers/bmc_metrics.h) under its HTTP method.
+  Result<HttpResponse> transmit(const HttpRequest& request);
   Result<void> authenticate();
   /// POSTs to the SessionService; `bmcAnswered` tells a refusal from a network failure.
   Result<void> openSession(bool* bmcAnswered = nullptr);

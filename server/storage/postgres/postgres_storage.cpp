@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "server/storage/sql_builder.h"
+#include "server/storage/storage_metrics.h"
 #include "shared/core/log.h"
 #include "shared/core/secrets.h"
 
@@ -126,6 +127,33 @@ class PgRecordStore final : public RecordStore {
       Value v;
       result.read(row, 0, spec.type, v);
       out.emplace_back(std::move(v), result.integer(row, 1));
+    }
+    return out;
+  }
+
+  Result<std::vector<std::pair<std::vector<Value>, int64_t>>> countGrouped(
+      std::span<const int> fields) override {
+    std::string columns;
+    std::string order;
+    for (int field : fields) {
+      const std::string column = q(schema_[static_cast<size_t>(field)].name);
+      columns += (columns.empty() ? "" : ", ") + column;
+      // NULLS FIRST: where SQLite puts them.
+      order += (order.empty() ? "" : ", ") + column + " NULLS FIRST";
+    }
+    auto result = KILN_TRY(conn().query("SELECT " + columns + ", COUNT(*) FROM " +
+                                            std::string(schema_.table) + " GROUP BY " + columns +
+                                            " ORDER BY " + order,
+                                        std::span<const Value>()));
+    std::vector<std::pair<std::vector<Value>, int64_t>> out;
+    const int n = static_cast<int>(fields.size());
+    for (int row = 0; row < result.rows(); ++row) {
+      std::vector<Value> values(fields.size());
+      for (int i = 0; i < n; ++i) {
+        result.read(row, i, schema_[static_cast<size_t>(fields[static_cast<size_t>(i)])].type,
+                    values[static_cast<size_t>(i)]);
+      }
+      out.emplace_back(std::move(values), result.integer(row, n));
     }
     return out;
   }
@@ -426,11 +454,13 @@ class PgTransaction final : public Transaction {
         session_{conn_.get(), write},
         stores_(makeStores(session_, std::make_index_sequence<kResourceCount>())),
         traits_(session_),
-        events_(session_) {}
+        events_(session_),
+        timer_(write) {}
 
   ~PgTransaction() override {
     if (!done_) {
       (void)conn_->exec("ROLLBACK");
+      timer_.finish();
       storage_.release(std::move(conn_));
     }
   }
@@ -447,6 +477,7 @@ class PgTransaction final : public Transaction {
     }
     auto committed = conn_->exec("COMMIT");
     done_ = true;
+    timer_.finish();
     // A transaction in which a statement failed outside a savepoint (a read) can only roll
     // back: PostgreSQL answers COMMIT with ROLLBACK.
     const bool rolledBack = committed && committed->command() == "ROLLBACK";
@@ -469,6 +500,7 @@ class PgTransaction final : public Transaction {
   std::array<PgRecordStore, kResourceCount> stores_;
   PgTraitStore traits_;
   PgNodeEventStore events_;
+  TransactionTimer timer_;
   bool done_ = false;
 };
 

@@ -8,6 +8,7 @@
 
 #include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/sql_builder.h"
+#include "server/storage/storage_metrics.h"
 
 namespace kiln::server {
 // Generated from migrations/*.sql by CMake (kiln_embed_sql).
@@ -85,6 +86,29 @@ class SqliteRecordStore final : public RecordStore {
       Value v;
       stmt.readColumn(0, schema_[static_cast<size_t>(field)].type, v);
       out.emplace_back(std::move(v), stmt.columnInt(1));
+    }
+    return out;
+  }
+
+  Result<std::vector<std::pair<std::vector<Value>, int64_t>>> countGrouped(
+      std::span<const int> fields) override {
+    std::string columns;
+    for (int field : fields) {
+      if (!columns.empty()) columns += ", ";
+      columns += schema_[static_cast<size_t>(field)].name;
+    }
+    auto stmt = KILN_TRY(conn_.prepare("SELECT " + columns + ", COUNT(*) FROM " +
+                                       std::string(schema_.table) + " GROUP BY " + columns +
+                                       " ORDER BY " + columns));
+    std::vector<std::pair<std::vector<Value>, int64_t>> out;
+    const int n = static_cast<int>(fields.size());
+    while (KILN_TRY(stmt.step())) {
+      std::vector<Value> values(fields.size());
+      for (int i = 0; i < n; ++i) {
+        stmt.readColumn(i, schema_[static_cast<size_t>(fields[static_cast<size_t>(i)])].type,
+                        values[static_cast<size_t>(i)]);
+      }
+      out.emplace_back(std::move(values), stmt.columnInt(n));
     }
     return out;
   }
@@ -353,7 +377,8 @@ class SqliteTransaction final : public Transaction {
         writeLock_(std::move(writeLock)),
         stores_(makeStores(*conn_, std::make_index_sequence<kResourceCount>())),
         traits_(*conn_),
-        events_(*conn_) {}
+        events_(*conn_),
+        timer_(writeLock_.owns_lock()) {}
 
   ~SqliteTransaction() override {
     if (!done_) {
@@ -380,6 +405,7 @@ class SqliteTransaction final : public Transaction {
 
  private:
   void finish() {
+    timer_.finish();
     storage_.release(std::move(conn_));
     writeLock_ = {};
     memoryLock_ = {};
@@ -392,6 +418,7 @@ class SqliteTransaction final : public Transaction {
   std::array<SqliteRecordStore, kResourceCount> stores_;
   SqliteTraitStore traits_;
   SqliteNodeEventStore events_;
+  TransactionTimer timer_;
   bool done_ = false;
 };
 

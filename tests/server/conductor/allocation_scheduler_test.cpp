@@ -37,6 +37,10 @@ class HookedNodes final : public RecordStore {
   kiln::Result<std::vector<std::pair<Value, int64_t>>> countByValue(int f) override {
     return inner_.countByValue(f);
   }
+  kiln::Result<std::vector<std::pair<std::vector<Value>, int64_t>>> countGrouped(
+      std::span<const int> f) override {
+    return inner_.countGrouped(f);
+  }
   kiln::Result<Record> insert(const Record& r) override { return inner_.insert(r); }
   kiln::Result<void> update(const Record& r) override { return inner_.update(r); }
   kiln::Result<void> updateFields(const Record& r, const FieldMask& m) override {

@@ -7,6 +7,7 @@
 // makeContractStorage() returns null (after a WARN) when the back end cannot run here.
 #pragma once
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <set>
 
@@ -337,6 +338,39 @@ TEST_CASE(KILN_STORAGE_NAME " storage: countByValue puts the largest count first
   REQUIRE(flags.size() == 1);
   CHECK(flags[0].first == Value::boolean(false));
   CHECK(flags[0].second == 8);
+}
+
+TEST_CASE(KILN_STORAGE_NAME
+          " storage: countGrouped counts each combination of the fields once, NULL first",
+          "[server][storage]" KILN_STORAGE_BACKEND) {
+  using namespace contract;
+  KILN_CONTRACT_STORAGE(storage);
+  auto tx = storage->begin(Mode::Write).value();
+  struct Row {
+    const char* state;
+    std::optional<std::string> power;
+    bool maintenance;
+  };
+  const std::vector<Row> rows = {{"enroll", std::nullopt, false}, {"enroll", std::nullopt, false},
+                                 {"enroll", "power off", false},  {"active", "power on", false},
+                                 {"active", "power on", true},    {"active", "power on", false}};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Record n = makeNode("g" + std::to_string(i));
+    n.setText(kNodeProvisionState, rows[i].state);
+    n[kNodePowerState] = Value::optionalText(rows[i].power);
+    n[kNodeMaintenance] = Value::boolean(rows[i].maintenance);
+    insertNode(*tx, n);
+  }
+  static constexpr std::array<int, 3> kFields = {kNodeProvisionState, kNodePowerState,
+                                                 kNodeMaintenance};
+  const auto counts = tx->nodes().countGrouped(kFields).value();
+  using Group = std::pair<std::vector<Value>, int64_t>;
+  const std::vector<Group> expected = {
+      {{Value::text("active"), Value::text("power on"), Value::boolean(false)}, 2},
+      {{Value::text("active"), Value::text("power on"), Value::boolean(true)}, 1},
+      {{Value::text("enroll"), Value::null(), Value::boolean(false)}, 2},
+      {{Value::text("enroll"), Value::text("power off"), Value::boolean(false)}, 1}};
+  CHECK(counts == expected);
 }
 
 TEST_CASE(KILN_STORAGE_NAME " storage: text sorts byte by byte", "[server][storage]" KILN_STORAGE_BACKEND) {
