@@ -4,15 +4,41 @@
 
 #include <algorithm>
 
+#include "agent/diagnostics/log_bundle.h"
 #include "agent/disk/block_device_lister.h"
 #include "agent/hardware/hardware_manager.h"
 #include "agent/hardware/inventory.h"
+#include "shared/core/base64.h"
 
 namespace kiln::agent {
 
 using nlohmann::json;
 
 std::string agentVersion() { return "kiln-agent 0.1.0"; }
+
+namespace {
+
+/// `text` with %XX escapes decoded (a URL's password as the download sends it); others kept.
+std::string percentDecoded(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 && hex(text[i + 2]) >= 0) {
+      out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 Agent::Agent(AgentConfig config, AgentDeps deps, std::vector<AgentStepDefinition> steps)
     : config_(std::move(config)), deps_(deps), steps_(std::move(steps)) {
@@ -120,6 +146,7 @@ Result<void> Agent::lookupOnce() {
     commands_.clear();
     queue_.clear();
     abort_ = false;
+    pendingPower_.reset();
   }
   nodeUuid_ = found.nodeUuid;
   token_ = found.agentToken;
@@ -127,7 +154,7 @@ Result<void> Agent::lookupOnce() {
   md5Allowed_ = found.md5ChecksumAllowed;
   interval_ = std::clamp(found.heartbeatInterval, 1, 3600);
   inventorySent_ = false;
-  pendingPower_.reset();
+  if (deps_.record) deps_.record->addSecret(token_);
   log_.info("looked up", {{"node", nodeUuid_}});
   return {};
 }
@@ -190,7 +217,8 @@ void Agent::accept(const protocol::AgentCommand& command) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (commands_.count(command.id)) return;  // seen before: never run twice
   Entry entry{command, std::nullopt, false};
-  if (command.name == "power_off" || command.name == "reboot") {
+  const bool power = command.name == "power_off" || command.name == "reboot";
+  if (power && queue_.empty() && running_.empty()) {
     // Answered at once; carried out when the server has the answer.
     entry.result = protocol::CommandResult{command.id, command.name, "SUCCEEDED", json::object(), ""};
     pendingPower_ = command.id;
@@ -199,6 +227,7 @@ void Agent::accept(const protocol::AgentCommand& command) {
     wake_.notify_all();
     return;
   }
+  // A power command behind others is answered by the worker when it reaches it.
   log_.info("command received", {{"command", command.name}, {"id", command.id}});
   commands_.emplace(command.id, std::move(entry));
   queue_.push_back(command.id);
@@ -247,6 +276,16 @@ void Agent::workerLoop() {
     queue_.pop_front();
     running_ = id;
     const protocol::AgentCommand command = commands_[id].command;
+    if (command.name == "power_off" || command.name == "reboot") {
+      commands_[id].result =
+          protocol::CommandResult{command.id, command.name, "SUCCEEDED", json::object(), ""};
+      pendingPower_ = command.id;
+      running_.clear();
+      woken_ = true;
+      wake_.notify_all();
+      idle_.notify_all();
+      continue;
+    }
     progressDone_ = 0;
     progressTotal_ = 0;
     progressStart_ = deps_.clock.monotonic();
@@ -271,6 +310,8 @@ protocol::CommandResult Agent::execute(const protocol::AgentCommand& command) {
       result = json{{"inventory", inventory()}};
     } else if (command.name == "sync") {
       ::sync();
+    } else if (command.name == "collect_logs") {
+      result = collectLogs();
     } else {
       result = invalid("unknown command '" + command.name + "'");
     }
@@ -284,8 +325,63 @@ protocol::CommandResult Agent::execute(const protocol::AgentCommand& command) {
     out.status = "FAILED";
     out.error = result.error().message;
     log_.error("command failed", {{"command", command.name}, {"id", command.id}, {"error", out.error}});
+    const auto asked = command.params.is_object() ? command.params.find("collect_logs_on_failure")
+                                                  : command.params.end();
+    if (command.name == "execute_step" && asked != command.params.end() && asked->is_boolean() &&
+        asked->get<bool>()) {
+      // The server wants the logs of a failed step: they ride on the result, before anything
+      // (a power-off after the failure) can take the ramdisk away.
+      if (auto logs = collectLogs()) {
+        out.result = std::move(*logs);
+      } else {
+        log_.warning("cannot collect the logs of the failed step",
+                     {{"error", logs.error().message}});
+      }
+    }
   }
   return out;
+}
+
+Result<json> Agent::collectLogs() {
+  static const RamdiskRecord kEmpty;
+  BundleInputs in{deps_.record ? *deps_.record : kEmpty,
+                  deps_.diagnosticsRunner ? *deps_.diagnosticsRunner : deps_.runner, deps_.sysfs,
+                  deps_.clock, inventory()};
+  const std::string bundle = KILN_TRY(buildLogBundle(in));
+  log_.info("logs collected", {{"bytes", std::to_string(bundle.size())}});
+  return json{{"system_logs", base64Encode(bundle)}};
+}
+
+void Agent::rememberSecrets(const json& args) {
+  if (!deps_.record || !args.is_object()) return;
+  const json info = args.contains("image_info") && args["image_info"].is_object()
+                        ? args["image_info"]
+                        : json::object();
+  auto userinfo = [this](const json& value) {
+    if (!value.is_string()) return;
+    const std::string& url = value.get_ref<const std::string&>();
+    const size_t scheme = url.find("://");
+    if (scheme == std::string::npos) return;
+    const size_t end = url.find_first_of("/?#", scheme + 3);
+    const size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+    if (at == std::string::npos || at < scheme + 3) return;
+    const std::string user = url.substr(scheme + 3, at - scheme - 3);
+    deps_.record->addSecret(user);
+    if (const size_t colon = user.find(':'); colon != std::string::npos) {
+      deps_.record->addSecret(user.substr(colon + 1));
+      deps_.record->addSecret(percentDecoded(user.substr(colon + 1)));
+    }
+  };
+  if (info.contains("urls") && info["urls"].is_array()) {
+    for (const auto& url : info["urls"]) userinfo(url);
+  }
+  for (const char* key : {"checksum", "os_hash_value"}) {
+    if (info.contains(key)) userinfo(info[key]);
+  }
+  if (args.contains("configdrive")) userinfo(args["configdrive"]);
+  if (info.contains("image_server_password") && info["image_server_password"].is_string()) {
+    deps_.record->addSecret(info["image_server_password"].get<std::string>());
+  }
 }
 
 Result<std::vector<BlockDevice>> Agent::currentDevices() {
@@ -299,6 +395,7 @@ Result<json> Agent::executeStep(const json& params) {
   const std::string iface = step.value("interface", "");
   const std::string name = step.value("step", "");
   const json args = step.contains("args") && step["args"].is_object() ? step["args"] : json::object();
+  rememberSecrets(args);
   auto def = std::find_if(steps_.begin(), steps_.end(), [&](const AgentStepDefinition& d) {
     return d.interface == iface && d.name == name;
   });

@@ -10,7 +10,13 @@
 // command is asked to abort and the agent looks up again.
 //
 // power_off and reboot are answered first and carried out once the server acknowledged the
-// answer; run by hand the agent only logs them and stops.
+// answer; run by hand the agent only logs them and stops. A power command that arrives while
+// other commands are queued or running is answered after them, in order (so a collect_logs
+// sent before it is answered before the machine goes down).
+//
+// collect_logs answers with the log bundle (agent/diagnostics/log_bundle.h); an execute_step
+// whose params carry "collect_logs_on_failure": true adds the bundle to its FAILED result as
+// result.system_logs.
 #pragma once
 
 #include <atomic>
@@ -25,6 +31,7 @@
 #include <vector>
 
 #include "agent/agent_config.h"
+#include "agent/diagnostics/ramdisk_record.h"
 #include "agent/hardware/step_context.h"
 #include "agent/hardware/sysfs.h"
 #include "agent/server_client.h"
@@ -41,6 +48,11 @@ struct AgentDeps {
   HttpClient& http;
   const Clock& clock;
   SysfsReader& sysfs;
+  /// The ramdisk session's record for collect_logs (agent/diagnostics/ramdisk_record.h);
+  /// nullptr: the bundle has no commands and no agent log.
+  RamdiskRecord* record = nullptr;
+  /// Runs the bundle's own tools (dmesg, ip, lsblk) unrecorded; nullptr: `runner`.
+  CommandRunner* diagnosticsRunner = nullptr;
 };
 
 class Agent final : public ProgressReporter {
@@ -89,6 +101,10 @@ class Agent final : public ProgressReporter {
   Result<nlohmann::json> executeStep(const nlohmann::json& params);
   Result<std::vector<BlockDevice>> currentDevices();
   nlohmann::json inventory();
+  /// {"system_logs": base64 of the log bundle}.
+  Result<nlohmann::json> collectLogs();
+  /// Registers the credentials a step's arguments carry with the record, to be masked.
+  void rememberSecrets(const nlohmann::json& args);
   void endSession(const std::string& why);
   /// Waits up to `d` or until woken (a finished command, stop()).
   void pause(std::chrono::milliseconds d);
@@ -108,7 +124,6 @@ class Agent final : public ProgressReporter {
   bool inventorySent_ = false;
   int interval_ = 10;
   int exitCode_ = 0;
-  std::optional<std::string> pendingPower_;  ///< power command id waiting for its ack
 
   // Shared with the worker.
   mutable std::mutex mutex_;
@@ -118,6 +133,7 @@ class Agent final : public ProgressReporter {
   std::map<std::string, Entry> commands_;  ///< every command of this session, by id
   std::deque<std::string> queue_;
   std::string running_;
+  std::optional<std::string> pendingPower_;  ///< power command id waiting for its ack
   std::atomic<bool> abort_{false};
   std::atomic<uint64_t> progressDone_{0};
   std::atomic<uint64_t> progressTotal_{0};

@@ -48,6 +48,10 @@ int main(int argc, char** argv) {
   }
   // parseAgentArgs accepted only a level's name.
   Logger::setLevel(parseLogLevel(config->logLevel).value_or(LogLevel::Info));
+  // This boot's log lines and commands, for collect_logs (agent/diagnostics/log_bundle.h).
+  // Static: the tap may still be called by a thread logging while main returns.
+  static RamdiskRecord record;
+  Logger::setTap([](std::string_view line) { record.appendLogLine(line); });
 
   // SIGTERM/SIGINT are taken by a thread that asks the agent to stop (no work in a handler);
   // blocked before any thread starts, so every thread inherits the mask.
@@ -83,16 +87,18 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  ProcessCommandRunner runner;
+  ProcessCommandRunner processRunner;
+  SystemClock clock;
+  RecordingCommandRunner runner(processRunner, record, clock);
   // Host names go to DNS through c-ares (agent/dns_resolver.h): this binary has no NSS.
   const DnsOptions dns{config->dnsServers};
   HttpClientPtr http = makeHttpClient(makeDnsResolver(dns));
   TlsDefaultsHttpClient apiHttp(*http, tls->api);
   TlsDefaultsHttpClient downloadHttp(*http, tls->downloads);
-  SystemClock clock;
   RootedSysfsReader sysfs(config->sysRoot);
   HttpServerClient server(apiHttp, config->apiUrl);
-  Agent agent(*config, AgentDeps{server, runner, downloadHttp, clock, sysfs},
+  Agent agent(*config,
+              AgentDeps{server, runner, downloadHttp, clock, sysfs, &record, &processRunner},
               genericHardwareSteps(sysfs));
   std::thread([&agent, stopSignals] {
     int signal = 0;

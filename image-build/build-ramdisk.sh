@@ -21,7 +21,7 @@
 #
 # Everything comes from Debian packages. The kernel package is downloaded with
 # `apt-get download` and unpacked into the cache, never installed on this host. busybox
-# (busybox-static), mdadm, sgdisk (gdisk), qemu-img (qemu-utils), partx, wipefs,
+# (busybox-static), mdadm, sgdisk (gdisk), qemu-img (qemu-utils), partx, wipefs, lsblk,
 # blkdiscard (util-linux), efibootmgr and mkfs.vfat (dosfstools) are copied from this host's installed packages
 # (scripts/install-deps.sh installs them), with the shared libraries `ldd` lists.
 # Reruns reuse the cache and replace the two outputs atomically. Touches no disk, interface
@@ -44,7 +44,7 @@ outdir=""
 
 # Host tools copied into the ramdisk with their libraries (name, Debian package).
 TOOLS="mdadm:mdadm sgdisk:gdisk qemu-img:qemu-utils partx:util-linux wipefs:util-linux
-  blkdiscard:util-linux efibootmgr:efibootmgr mkfs.vfat:dosfstools"
+  blkdiscard:util-linux efibootmgr:efibootmgr mkfs.vfat:dosfstools lsblk:util-linux"
 
 die() { echo "build-ramdisk: error: $*" >&2; exit 1; }
 log() { echo "build-ramdisk: $*" >&2; }

@@ -354,6 +354,12 @@ std::vector<ConfigOption> makeOptions() {
       optInt("agent", "command_heartbeat_interval", &C::agentCommandHeartbeatInterval, 1, 3600, 2));
   o.push_back(optBool("agent", "allow_md5_checksum", &C::allowMd5Checksum, false));
   o.push_back(optString("agent", "api_ca_file", &C::agentApiCaFile, std::nullopt));
+  o.push_back(optChoice("agent", "deploy_logs_collect", &C::deployLogsCollect,
+                        {"always", "on_failure", "never"}, "on_failure"));
+  o.push_back(
+      optString("agent", "deploy_logs_storage_backend", &C::deployLogsStorageBackend, "local"));
+  o.push_back(optString("agent", "deploy_logs_local_path", &C::deployLogsLocalPath,
+                        "/var/log/kiln/deploy"));
 
   // [deploy]
   o.push_back(
@@ -404,6 +410,17 @@ std::vector<ConfigOption> makeOptions() {
 Result<void> finish(Config& c, const std::function<std::string(const char*, const char*)>& where) {
   if (c.enableSslApi && (c.sslCertFile.empty() || c.sslKeyFile.empty())) {
     return invalid(where("api", "enable_ssl_api") + " needs [ssl] cert_file and key_file");
+  }
+  if (c.deployLogsStorageBackend != "local") {
+    // Ironic also has "swift"; Kiln has no object store client.
+    return invalid(where("agent", "deploy_logs_storage_backend") +
+                   " must be 'local' (the only storage back end of ramdisk logs in Kiln), got '" +
+                   c.deployLogsStorageBackend + "'");
+  }
+  if (c.deployLogsCollect != "never" && c.deployLogsLocalPath.empty()) {
+    return invalid(where("agent", "deploy_logs_local_path") +
+                   " must name a directory while [agent] deploy_logs_collect is " +
+                   c.deployLogsCollect);
   }
   for (std::string* url : {&c.publicEndpoint, &c.apiUrl, &c.externalHttpUrl}) {
     while (!url->empty() && url->back() == '/') url->pop_back();

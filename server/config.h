@@ -104,6 +104,11 @@ struct Config {
   /// PEM CA that signed the API's certificate; the ipxe and pxe boot interfaces pass it to
   /// booting agents as kiln.api_ca= (Ironic's name; Ironic puts it on virtual media only).
   std::string agentApiCaFile;
+  /// When the ramdisk's log bundle is collected (Ironic's names and values): "always" (also
+  /// at the end of a successful deployment), "on_failure", "never".
+  std::string deployLogsCollect = "on_failure";
+  std::string deployLogsStorageBackend = "local";  ///< the only back end ("swift" refused)
+  std::string deployLogsLocalPath = "/var/log/kiln/deploy";  ///< where bundles are stored
 
   // [events] (Kiln: the node event journal, docs/observability.md "Events")
   int eventsMaxPerNode = 1000;       ///< events kept per node (older ones pruned; 0 = no limit)

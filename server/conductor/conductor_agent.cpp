@@ -12,6 +12,7 @@
 #include "server/conductor/node_events_recorder.h"
 #include "server/conductor/conductor_metrics.h"
 #include "server/drivers/agent/agent_session.h"
+#include "server/drivers/agent/ramdisk_logs.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "server/model/resources.h"
@@ -44,8 +45,9 @@ bool agentExpected(std::string_view s) {
 /// driver_internal_info as the agent may see it: no token, no bookkeeping of the session.
 json internalInfoForAgent(const json& info) {
   json out = info;
-  for (const char* key : {agent::kToken, agent::kCommand, agent::kResult, agent::kProgress,
-                          agent::kInventory, agent::kCachedCleanSteps, agent::kCachedDeploySteps}) {
+  for (const char* key :
+       {agent::kToken, agent::kCommand, agent::kResult, agent::kProgress, agent::kInventory,
+        agent::kCachedCleanSteps, agent::kCachedDeploySteps, agent::kLogsRequest}) {
     out.erase(key);
   }
   return out;
@@ -128,6 +130,9 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
   bool mine = true;
   uint64_t imageBytes = 0;
   TaskContext task;
+  // Log bundles the results carry (server/drivers/agent/ramdisk_logs.h): stored after commit.
+  std::vector<protocol::CommandResult> results = beat.results;
+  std::vector<agent::ReceivedLogs> logs;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
     // Nothing here needs the node's ports or traits, and the row read now stays this
@@ -168,7 +173,8 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
     }
     const std::string pendingId =
         info.contains(agent::kCommand) ? info[agent::kCommand].value("id", "") : std::string();
-    for (const auto& result : beat.results) {
+    logs = agent::takeLogs(info, results, task.log);
+    for (const auto& result : results) {
       response.acknowledged.push_back(result.id);
       if (result.id != pendingId || pendingId.empty()) continue;  // stale or already taken
       info[agent::kResult] = result.toJson();
@@ -213,6 +219,11 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
   }
   // Counted once: only the heartbeat whose transaction took the result counts it.
   if (imageBytes > 0) recordImageBytesWritten(imageBytes);
+  for (const auto& bundle : logs) {
+    (void)agent::storeLogs(deps_.config, task.log, uuid,
+                           task.node.optStr(kNodeInstanceUuid).value_or(""), bundle,
+                           deps_.clock.now());
+  }
   if (resumed) {
     // Run the flow now and, for a short while, wait for it: the next command then rides on this
     // heartbeat's answer instead of the next one's.
@@ -225,6 +236,8 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
     task = KILN_TRY(tasks_.load(*tx, uuid));
   }
   const json& info = task.internalInfo;
+  // The agent answers commands in order: a log request goes out ahead of the flow's command.
+  if (auto request = agent::pendingLogsCommand(info)) response.commands.push_back(*request);
   if (auto it = info.find(agent::kCommand); it != info.end() && it->is_object()) {
     response.commands.push_back(KILN_TRY(protocol::AgentCommand::parse(*it)));
   }

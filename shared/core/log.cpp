@@ -15,6 +15,7 @@ namespace {
 std::atomic<int> gLevel{static_cast<int>(LogLevel::Info)};
 std::mutex gWriteMutex;
 Logger::Sink gSink;  // guarded by gWriteMutex; empty: stderr
+Logger::Sink gTap;   // guarded by gWriteMutex; empty: none
 
 std::string_view levelName(LogLevel level) {
   switch (level) {
@@ -119,15 +120,22 @@ void Logger::log(LogLevel level, std::string_view message,
   std::lock_guard<std::mutex> lock(gWriteMutex);
   if (gSink) {
     gSink(line);
-    return;
+  } else {
+    std::fwrite(line.data(), 1, line.size(), stderr);
   }
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  if (gTap) gTap(line);
 }
 
 Logger::Sink Logger::setSink(Sink sink) {
   std::lock_guard<std::mutex> lock(gWriteMutex);
   std::swap(gSink, sink);
   return sink;
+}
+
+Logger::Sink Logger::setTap(Sink tap) {
+  std::lock_guard<std::mutex> lock(gWriteMutex);
+  std::swap(gTap, tap);
+  return tap;
 }
 
 void Logger::setLevel(LogLevel level) { gLevel.store(static_cast<int>(level)); }

@@ -5,6 +5,8 @@
 //   2026-11-21T10:00:00+00:00 INFO  conductor: message node=... step=...
 // Loggers are cheap values; copying one copies its context. Thread-safe.
 //
+// A tap (setTap) receives a copy of every line as well, in the same format.
+//
 // Lines never show secrets (shared/core/secrets.h): a field whose key is password-like is
 // written as key=******, and URLs carrying user:password@ in the message or in field values
 // are masked. Callers still mask what they quote (maskedRepr, maskUrl) before logging it.
@@ -66,6 +68,11 @@ class Logger {
   /// Process-wide: sends lines to `sink` (an empty one restores stderr) and returns the sink it
   /// replaced. For tests that check what is logged.
   static Sink setSink(Sink sink);
+  /// Process-wide: `tap` also receives each finished line (with its newline), after it went to
+  /// stderr or the sink; an empty one removes it. Returns the tap it replaced. kiln-agent keeps
+  /// its log of this boot in memory this way (agent/diagnostics/ramdisk_record.h). Called with
+  /// the write lock held: it must not log.
+  static Sink setTap(Sink tap);
 
  private:
   std::string component_;

@@ -23,6 +23,9 @@
 
 namespace kiln::protocol {
 
+/// Command names (AgentCommand::name).
+inline constexpr const char* kCollectLogsCommand = "collect_logs";
+
 /// The protocol version this build speaks (HeartbeatRequest::protocolVersion).
 inline constexpr int kProtocolVersion = 1;
 
@@ -88,7 +91,10 @@ struct HeartbeatRequest {
 
 /// A command the server wants run. Names: "execute_step" (params {"kind": "clean"|"deploy"|
 /// "service" (the agent runs a step by interface and name whatever the kind),
-/// "step": {"interface", "step", "args"}}), "collect_inventory", "sync", "power_off", "reboot".
+/// "step": {"interface", "step", "args"}, "collect_logs_on_failure": bool (a FAILED result then
+/// carries result.system_logs)}), "collect_inventory", "collect_logs" (result {"system_logs":
+/// base64 of the gzip'd tar of agent/diagnostics/log_bundle.h}), "sync", "power_off", "reboot".
+/// The agent answers commands in the order they arrive, power commands included.
 struct AgentCommand {
   std::string id;
   std::string name;

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +15,9 @@
 #include "agent/agent.h"
 #include "agent/agent_config.h"
 #include "agent/hardware/hardware_manager.h"
+#include "shared/core/base64.h"
+#include "shared/core/gzip.h"
+#include "shared/core/tar.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/protocol_golden.h"
 #include "tests/support/replay_command_runner.h"
@@ -80,6 +85,49 @@ class NoHttp final : public HttpClient {
   Result<HttpResponse> stream(const HttpRequest& r, const BodySink&) override { return send(r); }
 };
 
+/// Stands in for dmesg, ip and lsblk in the log bundle; hold() makes them wait for release().
+class ToolStub final : public CommandRunner {
+ public:
+  void hold() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_ = true;
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      held_ = false;
+    }
+    released_.notify_all();
+  }
+  Result<CommandOutput> run(const Command& command) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    released_.wait(lock, [this] { return !held_; });
+    return CommandOutput{0, command.display() + " output\n", ""};
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_;
+  bool held_ = false;
+};
+
+/// The bundle of a collect_logs result, unpacked: the tar archive.
+std::string bundleTar(const json& result) {
+  REQUIRE(result.contains("system_logs"));
+  auto bytes = base64Decode(result["system_logs"].get<std::string>());
+  REQUIRE(bytes);
+  auto tar = gunzip(*bytes, 64 << 20);
+  REQUIRE(tar);
+  return *tar;
+}
+
+/// agent.log's text in the bundle of a result.
+std::string bundledAgentLog(const json& result) {
+  auto log = tarMemberContent(bundleTar(result), "agent.log");
+  REQUIRE(log);
+  return *log;
+}
+
 /// A step table with counting test steps instead of the hardware ones.
 struct Fixture {
   test::TempDir dir{"kiln-agent-loop"};
@@ -89,6 +137,8 @@ struct Fixture {
   test::FakeClock clock;
   RootedSysfsReader sysfs{"/nonexistent-sysfs-root"};
   NoHttp http;
+  RamdiskRecord record;
+  ToolStub tools;
   std::atomic<int> runs{0};
   std::atomic<bool> sawOneDevice{true};
   std::atomic<bool> sawByHand{true};
@@ -112,10 +162,13 @@ struct Fixture {
                        ctx.progress->report(512, 1024);
                        return json{{"runs", runs.load()}};
                      }});
-    agent = std::make_unique<Agent>(config, AgentDeps{server, runner, http, clock, sysfs},
-                                    std::move(steps));
+    agent = std::make_unique<Agent>(
+        config, AgentDeps{server, runner, http, clock, sysfs, &record, &tools}, std::move(steps));
+    Logger::setTap([this](std::string_view line) { record.appendLogLine(line); });
   }
   ~Fixture() {
+    tools.release();  // a failed check must not leave the worker waiting
+    Logger::setTap({});
     agent.reset();
     CHECK(sawOneDevice);
     CHECK(sawByHand);
@@ -249,6 +302,65 @@ TEST_CASE("agent: run() stops on a by-hand power_off after the whole exchange", 
   CHECK(f.runs == 1);
   CHECK(f.server.lookedUpWith.size() == 1);
   CHECK(f.server.received.size() == 3);
+}
+
+TEST_CASE("agent: collect_logs answers with the bundle, before a power_off sent after it",
+          "[agent][loop][ramdisk_logs]") {
+  Fixture f;
+  f.server.lookups.push_back(lookupAnswer());
+  REQUIRE(f.agent->lookupOnce());
+  f.record.appendLogLine("INFO  agent: a line of this boot\n");
+  f.tools.hold();  // the bundle's first tool waits until released
+  f.server.beats.push_back(answer({protocol::AgentCommand{"l1", "collect_logs", json::object()},
+                                   protocol::AgentCommand{"p1", "power_off", json::object()}}));
+  REQUIRE(f.agent->heartbeatOnce() == Agent::After::Continue);
+  // While the logs are being collected the power command is not answered: were it answered,
+  // the server could acknowledge it and the agent power off before the logs went out.
+  REQUIRE(f.agent->heartbeatOnce() == Agent::After::Continue);
+  CHECK(f.server.received.back().results.empty());
+  auto running = f.server.received.back().running;  // queued or running, in either order
+  std::sort(running.begin(), running.end());
+  CHECK(running == std::vector<std::string>{"l1", "p1"});
+  f.tools.release();
+  f.agent->waitIdle();
+  REQUIRE(f.agent->heartbeatOnce() == Agent::After::Continue);
+  // Both answered in one heartbeat; the agent's token is in no bundle.
+  const auto& results = f.server.received.back().results;
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].id == "l1");
+  CHECK(results[0].status == "SUCCEEDED");
+  CHECK_THAT(bundledAgentLog(results[0].result), Catch::Contains("a line of this boot"));
+  CHECK(bundleTar(results[0].result).find(kToken) == std::string::npos);
+  CHECK(results[1].id == "p1");
+  f.server.beats.push_back(answer({}, {"l1", "p1"}));
+  REQUIRE(f.agent->heartbeatOnce() == Agent::After::Stop);
+}
+
+TEST_CASE("agent: a failed step carries the bundle when the server asks for it",
+          "[agent][loop][ramdisk_logs]") {
+  Fixture f;
+  f.server.lookups.push_back(lookupAnswer());
+  REQUIRE(f.agent->lookupOnce());
+  auto asked = stepCommand(
+      "c1", "deploy", "count",
+      {{"fail", true}, {"image_info", {{"urls", {"http://svc:pa55word@10.0.0.1/img.raw"}}}}});
+  asked.params["collect_logs_on_failure"] = true;
+  auto notAsked = stepCommand("c2", "deploy", "count", {{"fail", true}});
+  auto succeeded = stepCommand("c3", "deploy", "count");
+  succeeded.params["collect_logs_on_failure"] = true;
+  f.server.beats.push_back(answer({asked, notAsked, succeeded}));
+  REQUIRE(f.agent->heartbeatOnce());
+  f.agent->waitIdle();
+  REQUIRE(f.agent->heartbeatOnce());
+  const auto& results = f.server.received.back().results;
+  REQUIRE(results.size() == 3);
+  CHECK(results[0].status == "FAILED");
+  CHECK(results[0].error == "asked to fail");
+  CHECK_THAT(bundledAgentLog(results[0].result), Catch::Contains("command failed"));
+  CHECK_FALSE(results[1].result.contains("system_logs"));
+  CHECK(results[2].status == "SUCCEEDED");
+  CHECK_FALSE(results[2].result.contains("system_logs"));
+  CHECK(f.record.mask("pa55word and svc:pa55word") == "****** and ******");
 }
 
 TEST_CASE("agent config: by hand, from the kernel command line, bad input", "[agent][config]") {

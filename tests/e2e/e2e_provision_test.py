@@ -274,6 +274,9 @@ def main():
     ap.add_argument("--image", choices=("whole", "partition"), default="whole")
     ap.add_argument("--demo", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--artifacts", help="where the run's ramdisk log bundles are kept ([agent] "
+                    "deploy_logs_collect = always); default: e2e-artifacts/<firmware>-<boot>-<image> "
+                    "under the current directory (ctest: build/tests/e2e)")
     args = ap.parse_args()
     uefi = args.firmware == "uefi"
     vmedia = args.boot == "vmedia"
@@ -298,6 +301,12 @@ def main():
         return SKIP
 
     work = tempfile.mkdtemp(prefix="kiln-e2e-")
+    # The ramdisk's log bundles of this run (docs/observability.md "Ramdisk logs") outlive the
+    # work directory: the test's artifacts, one directory per way of running it, emptied first.
+    artifacts = os.path.abspath(args.artifacts or os.path.join(
+        "e2e-artifacts", "%s-%s-%s" % (args.firmware, args.boot, args.image)))
+    shutil.rmtree(artifacts, ignore_errors=True)
+    os.makedirs(artifacts)
     run = Run(args, work)
     answers = images = None
     try:
@@ -356,7 +365,8 @@ def main():
                                 "file_url_allowed_paths = %s\n"
                                 "[deploy]\nerase_devices_priority = 0\n"
                                 "[agent]\nheartbeat_interval = 2\ncommand_heartbeat_interval = 1\n"
-                                % (ramdisk, ramdisk, ramdisk) + extra, port=port)
+                                "deploy_logs_collect = always\ndeploy_logs_local_path = %s\n"
+                                % (ramdisk, ramdisk, ramdisk, artifacts) + extra, port=port)
         run.server.start()
         run.say("kiln-server on %s" % run.server.url)
 
@@ -454,6 +464,9 @@ def main():
                 break
             assert time.monotonic() < deadline, "deploy took too long"
             time.sleep(0.5)
+        # deploy_logs_collect = always: the agent's bundle was stored before it powered off.
+        assert any(name.endswith(".tar.gz") for name in os.listdir(artifacts)), \
+            "no ramdisk log bundle in %s after the deployment" % artifacts
         info = n["driver_internal_info"]
         plan = [s["interface"] + "." + s["step"] for s in info["deploy_steps"]]
         if not plain:
@@ -604,6 +617,11 @@ def main():
         for httpd in (answers, images):
             if httpd:
                 httpd.shutdown()
+        bundles = sorted(os.listdir(artifacts)) if os.path.isdir(artifacts) else []
+        for name in bundles:
+            print("ramdisk log bundle: %s" % os.path.join(artifacts, name))
+        if not bundles:
+            print("no ramdisk log bundle in %s" % artifacts)
         if args.keep:
             print("work directory kept: %s" % work)
         else:

@@ -144,7 +144,12 @@ void FuzzServer::build() {
       "[conductor]\nworkers_pool_size = 2\nperiodic_interval = 0\n"
       "deploy_kernel = http://192.0.2.1/agent.kernel\n"
       "deploy_ramdisk = http://192.0.2.1/agent.initramfs\n"
-      "[pxe]\ntftp_root = " + tempDir_ + "/tftpboot\n";
+      "[pxe]\ntftp_root = " +
+      tempDir_ +
+      "/tftpboot\n"
+      // Bundles a fuzzed heartbeat might carry stay in the fuzzer's directory.
+      "[agent]\ndeploy_logs_local_path = " +
+      tempDir_ + "/deploy-logs\n";
   auto config = server::parseConfig(text, "fuzz");
   if (!config) fail("the fuzz configuration is refused", config.error().message);
   clock_ = std::make_shared<test::FakeClock>();

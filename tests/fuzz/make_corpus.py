@@ -329,6 +329,25 @@ def small_parser_seeds(out):
         write(out, "small_parsers", "n" + number)
     for sep, text in ((",", " a ,, ,b,"), (",", ""), (";", "a;\tb ;c"), (".", "a..b.")):
         write(out, "small_parsers", "s" + sep + text)
+    # A ramdisk log bundle (tar.gz), as bytes and as the agent's base64, and a bare tar.
+    for bundle in log_bundle_seeds():
+        write(out, "small_parsers", b"l" + bundle)
+
+
+def log_bundle_seeds():
+    import base64
+    import gzip
+    import io
+    import tarfile
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name, text in (("agent.log", b"INFO  agent: looked up\n"), ("mdstat", b"")):
+            info = tarfile.TarInfo(name)
+            info.size = len(text)
+            info.mtime = 1700000000
+            tar.addfile(info, io.BytesIO(text))
+    packed = gzip.compress(raw.getvalue(), mtime=0)
+    return [packed, base64.b64encode(packed), raw.getvalue()]
 
 
 def main():

@@ -1,5 +1,5 @@
 // Fuzz target small_parsers (docs/fuzzing.md): the small text parsers every component shares.
-// The first byte chooses the parser (any other byte picks one by its value modulo 5), the
+// The first byte chooses the parser (any other byte picks one by its value modulo 6), the
 // rest is its input:
 //   'm' a MAC address (shared/net/mac.h), both separator choices
 //   'i' an IP address, network or netmask (shared/net/ip.h)
@@ -7,6 +7,9 @@
 //       the string
 //   'n' an integer (parseInt, shared/core/strings.h) of several types and both syntaxes
 //   's' a list (split and splitTrimmed): the next byte is the separator
+//   'l' a ramdisk log bundle as an agent sends it (server/drivers/agent/ramdisk_logs.h,
+//       decodeLogBundle): the input as the base64 text, and the input's bytes base64-encoded
+//       (so gzip and tar are reached); the bytes as a tar archive (listTar, tarMemberContent)
 // None may crash, and what they accept must hold together: canonical forms parse back to
 // themselves, parseInt agrees with a reference reading of the digits.
 #include <cerrno>
@@ -16,8 +19,12 @@
 #include <string>
 #include <string_view>
 
+#include "server/drivers/agent/ramdisk_logs.h"
 #include "server/model/capabilities.h"
+#include "shared/core/base64.h"
+#include "shared/core/gzip.h"
 #include "shared/core/strings.h"
+#include "shared/core/tar.h"
 #include "shared/net/ip.h"
 #include "shared/net/mac.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -178,13 +185,39 @@ void checkLists(fuzz::InputReader& in) {
   }
 }
 
+void checkLogBundle(std::string_view bytes) {
+  // As the agent's text.
+  if (auto decoded = server::agent::decodeLogBundle(bytes); decoded) {
+    if (decoded->size() > server::agent::kMaxLogBundleBytes)
+      fail("decodeLogBundle: too large", bytes);
+  } else if (decoded.error().message.rfind("Invalid ramdisk log bundle: ", 0) != 0) {
+    fail("decodeLogBundle: " + decoded.error().message, bytes);
+  }
+  // As its bytes: accepted only when they are gzip of a tar archive.
+  if (auto decoded = server::agent::decodeLogBundle(base64Encode(bytes)); decoded) {
+    if (*decoded != bytes) fail("decodeLogBundle changed the bytes", bytes);
+    auto tar = gunzip(bytes, server::agent::kMaxLogBundleInflatedBytes);
+    if (!tar || !listTar(*tar)) fail("decodeLogBundle accepted what is not a tar.gz", bytes);
+  }
+  // As a tar archive: every listed member can be read, with its size.
+  if (auto members = listTar(bytes, 64)) {
+    for (const auto& m : *members) {
+      if (m.type != '0' && m.type != '\0') continue;
+      auto content = tarMemberContent(bytes, m.name);
+      if (!content || content->size() != m.size)
+        fail("tarMemberContent disagrees with listTar", bytes);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::InputReader in(data, size);
   uint8_t which = in.byte();
-  if (which != 'm' && which != 'i' && which != 'c' && which != 'n' && which != 's') {
-    which = static_cast<uint8_t>("micns"[which % 5]);
+  if (which != 'm' && which != 'i' && which != 'c' && which != 'n' && which != 's' &&
+      which != 'l') {
+    which = static_cast<uint8_t>("micnsl"[which % 6]);
   }
   switch (which) {
     case 'm':
@@ -202,6 +235,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       checkInt<int64_t>(in.rest(), "int64_t");
       checkInt<uint64_t>(in.rest(), "uint64_t");
       checkInt<uint16_t>(in.rest(), "uint16_t");
+      break;
+    case 'l':
+      checkLogBundle(in.rest());
       break;
     default:
       checkLists(in);

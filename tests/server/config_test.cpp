@@ -321,3 +321,32 @@ TEST_CASE("every option of the table is in docs/configuration.md and etc/kiln.co
     for (const auto& [key, shown] : keys) CHECK(tableNames.count("[" + section + "] " + key));
   }
 }
+
+TEST_CASE(
+    "parseConfig reads the ramdisk log options with Ironic's names and refuses other back ends",
+    "[server][config][ramdisk_logs]") {
+  auto defaults = parseConfig("", "f.conf");
+  REQUIRE(defaults);
+  CHECK(defaults->deployLogsCollect == "on_failure");
+  CHECK(defaults->deployLogsStorageBackend == "local");
+  CHECK(defaults->deployLogsLocalPath == "/var/log/kiln/deploy");
+  auto set = parseConfig(
+      "[agent]\ndeploy_logs_collect = always\ndeploy_logs_local_path = /srv/logs\n", "f.conf");
+  REQUIRE(set);
+  CHECK(set->deployLogsCollect == "always");
+  CHECK(set->deployLogsLocalPath == "/srv/logs");
+  for (auto [text, says] : {std::pair<const char*, const char*>{
+                                "[agent]\ndeploy_logs_storage_backend = swift\n",
+                                "f.conf: [agent] deploy_logs_storage_backend must be 'local' (the "
+                                "only storage back end of ramdisk logs in Kiln), got 'swift'"},
+                            {"[agent]\ndeploy_logs_collect = sometimes\n",
+                             "[agent] deploy_logs_collect must be always, on_failure or never"},
+                            {"[agent]\ndeploy_logs_local_path =\n",
+                             "[agent] deploy_logs_local_path must name a directory"}}) {
+    INFO(text);
+    auto c = parseConfig(text, "f.conf");
+    REQUIRE_FALSE(c);
+    CHECK_THAT(c.error().message, Catch::Contains(says));
+  }
+  CHECK(parseConfig("[agent]\ndeploy_logs_collect = never\ndeploy_logs_local_path =\n", "f.conf"));
+}

@@ -5,6 +5,7 @@
 
 #include "server/drivers/agent/agent_session.h"
 #include "server/drivers/agent/config_drive.h"
+#include "server/drivers/agent/ramdisk_logs.h"
 #include "server/drivers/fake/fake_interfaces.h"
 #include "server/model/capabilities.h"
 #include "server/model/node.h"
@@ -107,6 +108,7 @@ class DirectDeploy final : public DeployInterface {
             KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
             return StepResult::Done;
           }
+          agent::requestLogs(task, "deploy");  // answered before power_off (ramdisk_logs.h)
           agent::queueCommand(task, "power_off", json::object());
           return StepResult::Wait;
         };

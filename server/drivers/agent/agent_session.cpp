@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "server/drivers/agent/ramdisk_logs.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/core/base64.h"
@@ -32,7 +33,7 @@ void resetSession(json& info) {
   // The cached step catalogue survives: it describes the agent image, not the session, and
   // GET /v1/nodes/{id}/cleaning/steps keeps showing it (Ironic wipes it; see docs/protocol.md).
   for (const char* key : {kToken, "agent_url", "agent_version", "agent_protocol_version",
-                          kLastHeartbeat, kWaiting, kCommand, kResult, kProgress}) {
+                          kLastHeartbeat, kWaiting, kCommand, kResult, kProgress, kLogsRequest}) {
     info.erase(key);
   }
 }
@@ -61,7 +62,9 @@ std::string queueStep(TaskContext& task, std::string_view kind, const json& step
                 {"step", step.value("step", "")},
                 {"args", step.contains("args") ? step["args"] : json::object()},
                 {"priority", step.value("priority", 0)}}},
-              {"node", nodeForAgent(task)}};
+              {"node", nodeForAgent(task)},
+              // The agent adds its log bundle to a FAILED result (ramdisk_logs.h).
+              {"collect_logs_on_failure", logsWanted(task.config, /*failed=*/true)}};
   if (auto it = task.internalInfo.find("hardware_manager_version"); it != task.internalInfo.end()) {
     params["hardware_manager_version"] = *it;
   }

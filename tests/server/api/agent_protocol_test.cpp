@@ -10,10 +10,13 @@
 #include <iterator>
 #include <map>
 
+#include "server/drivers/agent/ramdisk_logs.h"
+#include "server/model/versions.h"
 #include "shared/core/base64.h"
 #include "shared/core/gzip.h"
-#include "server/model/versions.h"
+#include "shared/core/tar.h"
 #include "tests/support/protocol_golden.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_api.h"
 
 using kiln::test::Json;
@@ -854,4 +857,189 @@ TEST_CASE("disable_power_off: the agent flows never power the node off", "[serve
     CHECK(n["power_state"] == "power on");
     CHECK(n["last_error"].is_null());
   }
+}
+
+// ---- ramdisk logs (server/drivers/agent/ramdisk_logs.h) ----------------------------------------
+
+namespace {
+
+/// A log bundle as the agent makes it: base64 of a gzip'd tar holding agent.log.
+std::string bundleBase64(const std::string& agentLog) {
+  auto tar = kiln::tarArchive({{"agent.log", agentLog}}, 1700000000);
+  REQUIRE(tar);
+  auto gz = kiln::gzipCompress(*tar);
+  REQUIRE(gz);
+  return kiln::base64Encode(*gz);
+}
+
+/// The .tar.gz files under `dir`.
+std::vector<std::filesystem::path> storedBundles(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  if (!std::filesystem::exists(dir)) return out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path());
+  return out;
+}
+
+std::string logsConfig(const kiln::test::TempDir& dir, const std::string& when) {
+  return "[agent]\ndeploy_logs_collect = " + when +
+         "\ndeploy_logs_local_path = " + dir.file("deploy") + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("ramdisk logs: a failed step's bundle is stored under Ironic's name, not in the node",
+          "[server][agent][ramdisk_logs]") {
+  kiln::test::TempDir dir("kiln-logs");
+  TestApi api(logsConfig(dir, "on_failure"));
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto write = commandOf(agent.beat());
+  // The server asks for the logs of a failing step on the step itself.
+  CHECK(write["params"]["collect_logs_on_failure"] == true);
+  auto r = agent.finish(write, "FAILED",
+                        {{"system_logs", bundleBase64("ERROR agent: checksum mismatch\n")}},
+                        "Image checksum mismatch");
+  CHECK(r.json()["acknowledged"] == Json::array({write["id"]}));
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "deploy failed");
+  CHECK(n["driver_internal_info"].dump().find("system_logs") == std::string::npos);
+  const auto files = storedBundles(dir.file("deploy"));
+  REQUIRE(files.size() == 1);
+  const std::string name = files[0].filename().string();
+  INFO(name);
+  // <node uuid>_<YYYY-mm-dd-HH-MM-SS>.tar.gz (no instance uuid on this node)
+  CHECK(name.rfind(n["uuid"].get<std::string>() + "_", 0) == 0);
+  CHECK(name.size() == 36 + 1 + 19 + 7);
+  CHECK(name.substr(name.size() - 7) == ".tar.gz");
+  std::ifstream in(files[0], std::ios::binary);
+  const std::string stored((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto tar = kiln::gunzip(stored, 1 << 20);
+  REQUIRE(tar);
+  auto log = kiln::tarMemberContent(*tar, "agent.log");
+  REQUIRE(log);
+  CHECK_THAT(*log, Catch::Contains("checksum mismatch"));
+}
+
+TEST_CASE("ramdisk logs: never asks for none and stores none; a bad bundle is only logged",
+          "[server][agent][ramdisk_logs]") {
+  kiln::test::TempDir dir("kiln-logs");
+  SECTION("never") {
+    TestApi api(logsConfig(dir, "never"));
+    createAgentNode(api, "n1");
+    makeAvailable(api, "n1");
+    REQUIRE(verb(api, "n1", "active").status == 202);
+    ScriptedAgent agent{api};
+    REQUIRE(agent.lookup().status == 200);
+    auto write = commandOf(agent.beat());
+    CHECK(write["params"]["collect_logs_on_failure"] == false);
+    agent.finish(write, "FAILED", {{"system_logs", bundleBase64("x")}}, "failed");
+    CHECK(node(api, "n1")["provision_state"] == "deploy failed");
+    CHECK(storedBundles(dir.file("deploy")).empty());
+  }
+  SECTION("malformed bundles") {
+    TestApi api(logsConfig(dir, "on_failure"));
+    createAgentNode(api, "n1");
+    makeAvailable(api, "n1");
+    REQUIRE(verb(api, "n1", "active").status == 202);
+    ScriptedAgent agent{api};
+    REQUIRE(agent.lookup().status == 200);
+    auto write = commandOf(agent.beat());
+    auto r = agent.finish(write, "FAILED", {{"system_logs", "not base64!"}}, "failed");
+    CHECK(r.status == 202);
+    auto n = node(api, "n1");
+    CHECK(n["provision_state"] == "deploy failed");
+    CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("failed"));
+    CHECK(storedBundles(dir.file("deploy")).empty());
+  }
+}
+
+TEST_CASE("ramdisk logs: always collects before tear_down_agent powers the agent off",
+          "[server][agent][ramdisk_logs]") {
+  kiln::test::TempDir dir("kiln-logs");
+  TestApi api(logsConfig(dir, "always"));
+  createAgentNode(api, "n1", {{"instance_uuid", "7a0b9d6c-56a4-4b0e-9f3a-1c2d3e4f5a6b"}});
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto write = commandOf(agent.beat());
+  auto off = agent.finish(write, "SUCCEEDED", {{"root_device", "/dev/vda"}});
+  auto commands = off.json()["commands"];
+  REQUIRE(commands.size() == 2);
+  // In this order: the agent answers collect_logs before it powers off.
+  CHECK(commands[0]["name"] == "collect_logs");
+  CHECK(commands[1]["name"] == "power_off");
+
+  // Both answers in one heartbeat, as the agent sends them.
+  Json logs{{"id", commands[0]["id"]},
+            {"name", "collect_logs"},
+            {"status", "SUCCEEDED"},
+            {"result", {{"system_logs", bundleBase64("INFO agent: command succeeded\n")}}}};
+  Json power{{"id", commands[1]["id"]},
+             {"name", "power_off"},
+             {"status", "SUCCEEDED"},
+             {"result", Json::object()}};
+  auto done = agent.beat(Json::array({logs, power}));
+  CHECK(done.json()["acknowledged"].size() == 2);
+  auto n = node(api, "n1");
+  CHECK(n["provision_state"] == "active");
+  const auto files = storedBundles(dir.file("deploy"));
+  REQUIRE(files.size() == 1);
+  // <node uuid>_<instance uuid>_<time>.tar.gz
+  CHECK(files[0].filename().string().rfind(
+            n["uuid"].get<std::string>() + "_7a0b9d6c-56a4-4b0e-9f3a-1c2d3e4f5a6b_", 0) == 0);
+}
+
+TEST_CASE("ramdisk logs: a collect_logs that fails or never comes does not hold the flow up",
+          "[server][agent][ramdisk_logs]") {
+  kiln::test::TempDir dir("kiln-logs");
+  TestApi api(logsConfig(dir, "always"));
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  auto write = commandOf(agent.beat());
+  auto commands = agent.finish(write, "SUCCEEDED", Json::object()).json()["commands"];
+  REQUIRE(commands.size() == 2);
+  SECTION("failed") {
+    Json logs{{"id", commands[0]["id"]},
+              {"name", "collect_logs"},
+              {"status", "FAILED"},
+              {"result", Json::object()},
+              {"error", "unknown command 'collect_logs'"}};
+    auto r = agent.beat(Json::array({logs}));
+    // The request is answered: only power_off is left.
+    REQUIRE(r.json()["commands"].size() == 1);
+    CHECK(r.json()["commands"][0]["name"] == "power_off");
+    agent.finish(r.json()["commands"][0]);
+  }
+  SECTION("never answered") { agent.finish(commands[1]); }
+  CHECK(node(api, "n1")["provision_state"] == "active");
+  CHECK(storedBundles(dir.file("deploy")).empty());
+}
+
+TEST_CASE("ramdisk logs: bundles are checked before they are stored",
+          "[server][agent][ramdisk_logs]") {
+  using kiln::server::agent::decodeLogBundle;
+  CHECK(decodeLogBundle(bundleBase64("line\n")));
+  auto notBase64 = decodeLogBundle("%%%");
+  REQUIRE_FALSE(notBase64);
+  CHECK_THAT(notBase64.error().message, Catch::StartsWith("Invalid ramdisk log bundle: "));
+  CHECK_FALSE(decodeLogBundle(kiln::base64Encode("plain text, not gzip")));
+  CHECK_FALSE(
+      decodeLogBundle(kiln::base64Encode(*kiln::gzipCompress("gzip, but not a tar archive"))));
+  // Too large before decoding, and a bomb that inflates too far.
+  CHECK_FALSE(decodeLogBundle(std::string(17 * 1024 * 1024, 'A')));
+  auto bomb =
+      kiln::gzipCompress(std::string(kiln::server::agent::kMaxLogBundleInflatedBytes + 1, '\0'));
+  REQUIRE(bomb);
+  CHECK_FALSE(decodeLogBundle(kiln::base64Encode(*bomb)));
+  CHECK(kiln::server::agent::logFileName("u", "", std::chrono::system_clock::from_time_t(0)) ==
+        "u_1970-01-01-00-00-00.tar.gz");
+  CHECK(kiln::server::agent::logFileName("u", "i", std::chrono::system_clock::from_time_t(86399)) ==
+        "u_i_1970-01-01-23-59-59.tar.gz");
 }

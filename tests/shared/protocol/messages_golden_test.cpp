@@ -32,8 +32,9 @@ TEST_CASE("protocol messages round-trip their golden files exactly", "[shared][p
     const auto golden = goldenMessage("heartbeat_response");
     auto parsed = protocol::HeartbeatResponse::parse(golden);
     REQUIRE(parsed);
-    REQUIRE(parsed->commands.size() == 2);
-    CHECK(parsed->commands[1].name == "power_off");
+    REQUIRE(parsed->commands.size() == 3);
+    CHECK(parsed->commands[1].name == "collect_logs");
+    CHECK(parsed->commands[2].name == "power_off");
     CHECK(parsed->toJson() == golden);
   }
 }
