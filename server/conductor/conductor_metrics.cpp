@@ -37,7 +37,7 @@ std::string_view known(std::string_view value, std::span<const std::string_view>
 
 constexpr std::array<std::string_view, 5> kFlows = {"deploy", "clean", "inspect", "service",
                                                     "rescue"};
-constexpr std::array<std::string_view, 2> kResults = {kFlowSuccess, kFlowFailure};
+constexpr std::array<std::string_view, 3> kResults = {kFlowSuccess, kFlowFailure, kFlowAborted};
 
 }  // namespace
 

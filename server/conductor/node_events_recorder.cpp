@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/conductor/conductor_metrics.h"
 #include "server/conductor/flow_keys.h"
 #include "server/model/node.h"
 #include "server/model/node_event.h"
@@ -93,7 +94,12 @@ std::string_view flowOf(std::string_view s) {
 
 Result<void> recordStepFinished(Transaction& tx, const Writer& w, int64_t nodeId,
                                 const std::string& nodeUuid, const StepEnd& end) {
-  // kiln_step_duration_seconds{interface,step,result} is observed here (end.durationSeconds).
+  // kiln_step_duration_seconds{interface,step,result}: only when the start is known. Observed
+  // before the save commits: a save that rolls back afterwards is still counted.
+  if (end.durationSeconds) {
+    observeStep(end.interface, end.step, end.result,
+                std::chrono::duration<double>(*end.durationSeconds));
+  }
   json fields{{"flow", end.flow},
               {"interface", end.interface},
               {"step", end.step},
@@ -109,7 +115,10 @@ Result<void> recordStepFinished(Transaction& tx, const Writer& w, int64_t nodeId
 
 Result<void> recordFlowFinished(Transaction& tx, const Writer& w, int64_t nodeId,
                                 const std::string& nodeUuid, const FlowEnd& end) {
-  // kiln_flow_duration_seconds{flow,result} is observed here (end.durationSeconds).
+  // kiln_flow_duration_seconds{flow,result}, as the step's above.
+  if (end.durationSeconds) {
+    observeFlow(end.flow, end.result, std::chrono::duration<double>(*end.durationSeconds));
+  }
   json fields{{"flow", end.flow},
               {"result", end.result},
               {"provision_state", end.state},

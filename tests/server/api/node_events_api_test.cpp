@@ -13,6 +13,7 @@
 #include "server/model/node.h"
 #include "server/storage/queries/node_events.h"
 #include "tests/support/basic_auth.h"
+#include "tests/support/metrics_sample.h"
 #include "tests/support/test_api.h"
 
 using kiln::test::Json;
@@ -294,4 +295,32 @@ TEST_CASE("a heartbeat's write progress is journalled with its rate and time lef
   CHECK(list[0]["bytes_per_second"] == 400.0);
   CHECK(list[0]["eta_seconds"] == 10.0);
   CHECK(list[0]["command_id"] == "c1");
+}
+
+TEST_CASE(
+    "a finished step and flow are observed in the duration histograms with the events' "
+    "durations",
+    "[server][api][events][metrics]") {
+  TestApi api;
+  api.createNode({{"name", "hist"}});
+  REQUIRE(provision(api, "hist", {{"target", "manage"}}).status == 202);
+  api.settle();
+  const std::string step =
+      R"(kiln_step_duration_seconds_count{interface="deploy",step="wait",result="success"})";
+  const std::string stepSum =
+      R"(kiln_step_duration_seconds_sum{interface="deploy",step="wait",result="success"})";
+  const std::string flow = R"(kiln_flow_duration_seconds_count{flow="clean",result="success"})";
+  const double steps = kiln::test::processSample(step);
+  const double stepSeconds = kiln::test::processSample(stepSum);
+  const double flows = kiln::test::processSample(flow);
+  REQUIRE(provision(api, "hist", {{"target", "clean"}, {"clean_steps", Json::parse(R"([
+      {"interface": "deploy", "step": "wait", "args": {"seconds": 90}}])")}})
+              .status == 202);
+  api.settle();
+  api.clock().advance(std::chrono::seconds(91));
+  api.runPeriodic();
+  REQUIRE(api.get("/v1/nodes/hist").json()["provision_state"] == "manageable");
+  CHECK(kiln::test::processSample(step) == steps + 1);
+  CHECK(kiln::test::processSample(stepSum) - stepSeconds >= 90);
+  CHECK(kiln::test::processSample(flow) == flows + 1);
 }
