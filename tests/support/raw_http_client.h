@@ -14,23 +14,30 @@
 
 namespace kiln::test {
 
+/// A TCP socket connected to 127.0.0.1:`port`. `receiveBuffer` > 0 shrinks its receive buffer
+/// (set before connecting, so the server sees a small window and cannot send a large response
+/// in one write).
+inline int connectLoopback(uint16_t port, int receiveBuffer = 0) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (receiveBuffer > 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, sizeof receiveBuffer);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
+}
+
 /// A blocking loopback client that reads one HTTP response (headers + Content-Length body).
 class RawClient {
  public:
   /// `receiveBuffer` > 0 shrinks the socket's receive buffer (set before connecting, so the
   /// server sees a small window and cannot send a large response in one write).
   explicit RawClient(uint16_t port, int receiveBuffer = 0) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    if (receiveBuffer > 0) {
-      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, sizeof receiveBuffer);
-    }
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd_ = connectLoopback(port, receiveBuffer);
     timeval tv{5, 0};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    REQUIRE(connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
   }
   ~RawClient() { close(fd_); }
 

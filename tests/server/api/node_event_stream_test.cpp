@@ -19,6 +19,7 @@
 
 #include "server/model/node.h"
 #include "server/storage/queries/node_events.h"
+#include "tests/support/raw_http_client.h"
 #include "tests/support/test_api.h"
 
 using kiln::test::Json;
@@ -39,15 +40,7 @@ struct Frame {
 class StreamClient {
  public:
   StreamClient(uint16_t port, const std::string& request, int receiveBuffer = 0) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    if (receiveBuffer > 0) {
-      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, sizeof receiveBuffer);
-    }
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    fd_ = kiln::test::connectLoopback(port, receiveBuffer);
     REQUIRE(send(fd_, request.data(), request.size(), MSG_NOSIGNAL) ==
             static_cast<ssize_t>(request.size()));
   }
