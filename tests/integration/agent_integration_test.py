@@ -50,6 +50,15 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 IMAGE_USER, IMAGE_PASSWORD = "alice", "pw-al!ce@x"      # in image URLs (percent-encoded)
 SERVER_USER, SERVER_PASSWORD = "svc", "pw-svc"           # [deploy] image_server_*
 
+# kiln-server's configuration for a real agent against fake-hardware nodes: one-second periodic
+# tasks and heartbeats, two-minute callback timeouts; tests append their own lines (the last
+# section is [agent]).
+AGENT_SERVER_CONFIG = ("[DEFAULT]\nenabled_hardware_types = fake-hardware\n"
+                       "enabled_deploy_interfaces = direct, fake\n"
+                       "[conductor]\nperiodic_interval = 1\nsync_power_state_interval = 0\n"
+                       "deploy_callback_timeout = 120\nclean_callback_timeout = 120\n"
+                       "[agent]\nheartbeat_interval = 1\ncommand_heartbeat_interval = 1\n")
+
 
 def basic(user, password):
     return "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
@@ -189,11 +198,7 @@ def main():
 
         images_http = ImageServer(images)
         server = KilnServer(args.server, work,
-                            "[DEFAULT]\nenabled_hardware_types = fake-hardware\n"
-                            "enabled_deploy_interfaces = direct, fake\n"
-                            "[conductor]\nperiodic_interval = 1\nsync_power_state_interval = 0\n"
-                            "deploy_callback_timeout = 120\nclean_callback_timeout = 120\n"
-                            "[agent]\nheartbeat_interval = 1\ncommand_heartbeat_interval = 1\n"
+                            AGENT_SERVER_CONFIG +
                             "[deploy]\nimage_server_auth_strategy = http_basic\n"
                             "image_server_user = %s\nimage_server_password = %s\n"
                             % (SERVER_USER, SERVER_PASSWORD))

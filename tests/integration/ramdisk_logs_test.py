@@ -35,7 +35,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_integration_test import AgentProcess, ImageServer, MAC, IMAGE_USER, IMAGE_PASSWORD, patch  # noqa: E402
+from agent_integration_test import AGENT_SERVER_CONFIG, AgentProcess, ImageServer, MAC, IMAGE_USER, IMAGE_PASSWORD, patch  # noqa: E402
 from kiln_process import KilnServer, print_log_tails  # noqa: E402
 
 DISK_BYTES = 32 << 20
@@ -95,11 +95,7 @@ def main():
         logs_dir = os.path.join(work, "deploy-logs")
         images_http = ImageServer(images)
         server = KilnServer(args.server, work,
-                            "[DEFAULT]\nenabled_hardware_types = fake-hardware\n"
-                            "enabled_deploy_interfaces = direct, fake\n"
-                            "[conductor]\nperiodic_interval = 1\nsync_power_state_interval = 0\n"
-                            "deploy_callback_timeout = 120\nclean_callback_timeout = 120\n"
-                            "[agent]\nheartbeat_interval = 1\ncommand_heartbeat_interval = 1\n"
+                            AGENT_SERVER_CONFIG +
                             "deploy_logs_local_path = %s\n" % logs_dir)
         agent_log = os.path.join(work, "agent.log")
         agent = None
