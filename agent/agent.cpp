@@ -165,6 +165,13 @@ protocol::HeartbeatRequest Agent::buildHeartbeat() {
   beat.agentToken = token_;
   beat.steps = catalogue_;
   if (!inventorySent_) beat.inventory = inventory();
+  if (deps_.logOutbox) {
+    RamdiskRecord* record = deps_.record;
+    beat.log = deps_.logOutbox->take(protocol::LogBatch::kMaxHeartbeatBytes,
+                                     [record](std::string_view text) {
+                                       return record ? record->mask(text) : std::string(text);
+                                     });
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [id, entry] : commands_) {
     if (entry.result && !entry.acknowledged) beat.results.push_back(*entry.result);
@@ -186,7 +193,8 @@ protocol::HeartbeatRequest Agent::buildHeartbeat() {
 
 Result<Agent::After> Agent::heartbeatOnce() {
   if (!hasSession()) return invalid("no session: look up first");
-  auto answer = deps_.server.heartbeat(nodeUuid_, buildHeartbeat());
+  const protocol::HeartbeatRequest beat = buildHeartbeat();
+  auto answer = deps_.server.heartbeat(nodeUuid_, beat);
   if (!answer) {
     const ErrorCode code = answer.error().code;
     if (code == ErrorCode::Unauthenticated || code == ErrorCode::NotFound) {
@@ -197,6 +205,9 @@ Result<Agent::After> Agent::heartbeatOnce() {
   }
   inventorySent_ = true;
   interval_ = std::clamp(answer->heartbeatInterval, 1, 3600);
+  if (deps_.logOutbox && beat.log && answer->logAcknowledged) {
+    deps_.logOutbox->acknowledge(*answer->logAcknowledged, beat.log->dropped);
+  }
   std::optional<std::string> powerCommand;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -14,6 +14,9 @@
 // other commands are queued or running is answered after them, in order (so a collect_logs
 // sent before it is answered before the machine goes down).
 //
+// The agent's new log lines ride on each heartbeat from its LogOutbox
+// (agent/diagnostics/log_outbox.h), masked, until the server acknowledges them.
+//
 // collect_logs answers with the log bundle (agent/diagnostics/log_bundle.h); an execute_step
 // whose params carry "collect_logs_on_failure": true adds the bundle to its FAILED result as
 // result.system_logs.
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "agent/agent_config.h"
+#include "agent/diagnostics/log_outbox.h"
 #include "agent/diagnostics/ramdisk_record.h"
 #include "agent/hardware/step_context.h"
 #include "agent/hardware/sysfs.h"
@@ -53,6 +57,8 @@ struct AgentDeps {
   RamdiskRecord* record = nullptr;
   /// Runs the bundle's own tools (dmesg, ip, lsblk) unrecorded; nullptr: `runner`.
   CommandRunner* diagnosticsRunner = nullptr;
+  /// The log lines to send with the heartbeats; nullptr: none are sent.
+  LogOutbox* logOutbox = nullptr;
 };
 
 class Agent final : public ProgressReporter {

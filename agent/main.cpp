@@ -51,7 +51,12 @@ int main(int argc, char** argv) {
   // This boot's log lines and commands, for collect_logs (agent/diagnostics/log_bundle.h).
   // Static: the tap may still be called by a thread logging while main returns.
   static RamdiskRecord record;
-  Logger::setTap([](std::string_view line) { record.appendLogLine(line); });
+  // The same lines go to kiln-server with the heartbeats (agent/diagnostics/log_outbox.h).
+  static LogOutbox outbox;
+  Logger::setTap([](std::string_view line) {
+    record.appendLogLine(line);
+    outbox.append(line);
+  });
 
   // SIGTERM/SIGINT are taken by a thread that asks the agent to stop (no work in a handler);
   // blocked before any thread starts, so every thread inherits the mask.
@@ -98,7 +103,7 @@ int main(int argc, char** argv) {
   RootedSysfsReader sysfs(config->sysRoot);
   HttpServerClient server(apiHttp, config->apiUrl);
   Agent agent(*config,
-              AgentDeps{server, runner, downloadHttp, clock, sysfs, &record, &processRunner},
+              AgentDeps{server, runner, downloadHttp, clock, sysfs, &record, &processRunner, &outbox},
               genericHardwareSteps(sysfs));
   std::thread([&agent, stopSignals] {
     int signal = 0;

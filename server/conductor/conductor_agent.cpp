@@ -148,9 +148,16 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
       return fail(ErrorCode::Unauthenticated,
                   "Invalid or missing agent token for node " + uuid + ": look the node up again.");
     }
+    // The agent's log lines are journalled at once, also while a worker holds the node: they
+    // write no node row.
+    if (beat.log) {
+      response.logAcknowledged = KILN_TRY(events::recordAgentLog(
+          *tx, {deps_.clock, host()}, task.node.id(), task.uuid(), *beat.log, stored));
+    }
     if (!task.node[kNodeReservation].isNull()) {
-      // A worker is acting on the node: record nothing now (its save would overwrite it); the
-      // agent resends its results until they are acknowledged.
+      // A worker is acting on the node: record nothing else now (its save would overwrite
+      // it); the agent resends its results until they are acknowledged.
+      if (beat.log) KILN_TRY_VOID(tx->commit());
       response.heartbeatInterval = deps_.config.agentCommandHeartbeatInterval;
       return response;
     }

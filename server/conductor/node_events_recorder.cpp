@@ -7,6 +7,7 @@
 
 #include "server/conductor/conductor_metrics.h"
 #include "server/conductor/flow_keys.h"
+#include "server/model/agent_log.h"
 #include "server/model/node.h"
 #include "server/model/node_event.h"
 #include "server/model/provision_state.h"
@@ -276,6 +277,26 @@ Result<void> recordWriteProgress(Transaction& tx, const Writer& w, int64_t nodeI
   KILN_TRY(
       appendNodeEvent(tx, w.clock, w.host, nodeId, nodeUuid, node_event::kWriteProgress, fields));
   return {};
+}
+
+Result<uint64_t> recordAgentLog(Transaction& tx, const Writer& w, int64_t nodeId,
+                                const std::string& nodeUuid, const protocol::LogBatch& batch,
+                                std::string_view token) {
+  if (batch.dropped > 0) {
+    KILN_TRY(appendNodeEvent(tx, w.clock, w.host, nodeId, nodeUuid, node_event::kAgentLog,
+                             droppedAgentLogFields(batch.dropped)));
+  }
+  uint64_t last = batch.firstSeq - 1;
+  size_t bytes = 0;
+  for (const std::string& raw : batch.lines) {
+    const AgentLogLine line = readAgentLogLine(raw, token);
+    if (last >= batch.firstSeq && bytes + line.message.size() > kMaxAgentLogBytesPerHeartbeat) break;
+    bytes += line.message.size();
+    ++last;
+    KILN_TRY(appendNodeEvent(tx, w.clock, w.host, nodeId, nodeUuid, node_event::kAgentLog,
+                             agentLogFields(last, line)));
+  }
+  return last;
 }
 
 }  // namespace kiln::server::events

@@ -11,7 +11,9 @@
 //  - recordStepFinished() and recordFlowFinished(): the ONE place each where a step's or a
 //    flow's end, with its duration, is recorded (the place for the step and flow duration
 //    histograms, kiln_step_duration_seconds and kiln_flow_duration_seconds);
-//  - recordWriteProgress(): the image write's progress from an agent heartbeat.
+//  - recordWriteProgress(): the image write's progress from an agent heartbeat;
+//  - recordAgentLog(): the agent's log lines from a heartbeat (server/model/agent_log.h). It
+//    writes no node row, so it is recorded even while a worker holds the node.
 #pragma once
 
 #include <cstdint>
@@ -78,5 +80,17 @@ Result<void> recordSaveEvents(Transaction& tx, const Writer& w, const Record& be
 /// Records write_progress for a heartbeat's `progress` (nothing when it reports no bytes).
 Result<void> recordWriteProgress(Transaction& tx, const Writer& w, int64_t nodeId,
                                  const std::string& nodeUuid, const protocol::Progress& progress);
+
+/// What the server keeps of one heartbeat's log lines at most (twice what an agent sends):
+/// the lines past it are not acknowledged, so the agent sends them again.
+inline constexpr size_t kMaxAgentLogBytesPerHeartbeat = 2 * protocol::LogBatch::kMaxHeartbeatBytes;
+
+/// Records an agent_log event per line of `batch` (at least the first line, then while the
+/// kept lines stay within kMaxAgentLogBytesPerHeartbeat) and one for its dropped count;
+/// `token` (the node's agent token) is masked in them. Returns the last seq kept: the
+/// heartbeat's log_acknowledged.
+Result<uint64_t> recordAgentLog(Transaction& tx, const Writer& w, int64_t nodeId,
+                                const std::string& nodeUuid, const protocol::LogBatch& batch,
+                                std::string_view token);
 
 }  // namespace kiln::server::events

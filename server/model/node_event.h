@@ -39,6 +39,7 @@ inline constexpr std::string_view kFlowStarted = "flow_started";
 inline constexpr std::string_view kFlowFinished = "flow_finished";
 inline constexpr std::string_view kError = "error";
 inline constexpr std::string_view kWriteProgress = "write_progress";
+inline constexpr std::string_view kAgentLog = "agent_log";
 
 /// Whether `kind` is spelled as a kind must be (see above).
 bool validKind(std::string_view kind);

@@ -1,5 +1,8 @@
 #include "shared/core/strings.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace kiln {
 
 std::string_view trimView(std::string_view text, std::string_view chars) {
@@ -66,6 +69,66 @@ std::vector<std::string> splitTrimmed(std::string_view text, char sep, std::stri
     if (!item.empty()) out.emplace_back(item);
   }
   return out;
+}
+
+size_t utf8SequenceLength(std::string_view text, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  uint32_t cp = 0;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+  return n;
+}
+
+std::string escapeInvalidUtf8(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8SequenceLength(text, i);
+    if (n == 0) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string_view truncateUtf8(std::string_view text, size_t maxBytes) {
+  if (text.size() <= maxBytes) return text;
+  size_t end = 0;
+  while (end < text.size()) {
+    const size_t n = std::max<size_t>(1, utf8SequenceLength(text, end));
+    if (end + n > maxBytes) break;
+    end += n;
+  }
+  return text.substr(0, end);
 }
 
 namespace detail {

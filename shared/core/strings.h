@@ -12,6 +12,9 @@
 //   parseInt    IntSyntax::Digits (std::from_chars: an optional '-' for signed types, then
 //               digits, nothing else) or IntSyntax::Strtol (also leading space and a '+'
 //               sign, as std::stol took them).
+//
+// UTF-8: utf8SequenceLength checks one sequence; escapeInvalidUtf8 and truncateUtf8 make text
+// from an untrusted source (an agent's log line) safe to put in JSON, which must be UTF-8.
 #pragma once
 
 #include <charconv>
@@ -59,6 +62,20 @@ std::vector<std::string> splitTrimmed(std::string_view text, char sep = ',',
 /// Every item of `text` between `sep`s as it is, as views into `text` (Python's
 /// str.split(sep)): split("a,,b", ',') is {"a", "", "b"}; "" gives {""}. Pure.
 std::vector<std::string_view> split(std::string_view text, char sep);
+
+/// The length of the valid UTF-8 sequence starting at `text[i]` (1 for ASCII), or 0 when the
+/// bytes there are not one (a stray continuation byte, a cut sequence, an overlong form, a
+/// surrogate, a value past U+10FFFF). `i` must be < text.size(). Pure.
+size_t utf8SequenceLength(std::string_view text, size_t i);
+
+/// `text` with every byte that is not part of a valid UTF-8 sequence written as the four
+/// characters \xNN (NN its value in upper-case hex), so the result is valid UTF-8 and the
+/// bytes stay readable. Pure.
+std::string escapeInvalidUtf8(std::string_view text);
+
+/// The longest prefix of `text` of at most `maxBytes` bytes that does not cut a UTF-8
+/// sequence (invalid bytes count as sequences of one). Pure.
+std::string_view truncateUtf8(std::string_view text, size_t maxBytes);
 
 /// What parseInt accepts besides the digits (see the file comment).
 enum class IntSyntax {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "shared/core/bug.h"
+#include "shared/core/strings.h"
 
 namespace kiln::metrics {
 
@@ -60,40 +61,6 @@ std::span<const double> longSecondsBuckets() {
   return kBounds;
 }
 
-namespace {
-
-/// The length of the valid UTF-8 sequence at `s[i]`, or 0.
-size_t utf8Length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  uint32_t cp = 0;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
-  return n;
-}
-
-}  // namespace
-
 std::string escapeLabelValue(std::string_view value) {
   std::string out;
   out.reserve(value.size());
@@ -106,7 +73,7 @@ std::string escapeLabelValue(std::string_view value) {
     } else if (c == '\n') {
       out += "\\n";
     } else if (static_cast<unsigned char>(c) >= 0x80) {
-      const size_t n = utf8Length(value, i);
+      const size_t n = utf8SequenceLength(value, i);
       if (n == 0) {
         out += "\xEF\xBF\xBD";  // U+FFFD
         ++i;

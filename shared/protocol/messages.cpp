@@ -1,5 +1,8 @@
 #include "shared/protocol/messages.h"
 
+#include <limits>
+#include <tuple>
+
 namespace kiln::protocol {
 namespace {
 
@@ -25,6 +28,14 @@ Result<int64_t> integer(const json& j, const char* key, int64_t fallback) {
 Result<void> requireObject(const json& j, const char* what) {
   if (!j.is_object()) return invalid(std::string(what) + " must be a JSON object");
   return {};
+}
+
+/// `j` as a non-negative integer (nlohmann keeps 5 parsed from text as unsigned, json(5) built
+/// in code as signed); nullopt for anything else.
+std::optional<uint64_t> nonNegative(const json& j) {
+  if (j.is_number_unsigned()) return j.get<uint64_t>();
+  if (j.is_number_integer() && j.get<int64_t>() >= 0) return static_cast<uint64_t>(j.get<int64_t>());
+  return std::nullopt;
 }
 
 template <typename T>
@@ -113,6 +124,38 @@ Result<Progress> Progress::parse(const json& j) {
   return p;
 }
 
+json LogBatch::toJson() const {
+  return json{{"first_seq", firstSeq}, {"lines", lines}, {"dropped", dropped}};
+}
+
+Result<LogBatch> LogBatch::parse(const json& j) {
+  KILN_TRY_VOID(requireObject(j, "log"));
+  LogBatch b;
+  for (auto [key, target, min] : {std::tuple{"first_seq", &b.firstSeq, uint64_t{1}},
+                                  std::tuple{"dropped", &b.dropped, uint64_t{0}}}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    const auto value = nonNegative(*it);
+    if (!value || *value < min) {
+      return invalid(std::string("log ") + key + " must be an integer of at least " +
+                     std::to_string(min));
+    }
+    *target = *value;
+  }
+  if (auto it = j.find("lines"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) return invalid("log lines must be a list of strings");
+    b.lines.reserve(it->size());
+    for (const auto& line : *it) {
+      if (!line.is_string()) return invalid("log lines must be a list of strings");
+      b.lines.push_back(line.get<std::string>());
+    }
+  }
+  if (b.lines.size() > std::numeric_limits<uint64_t>::max() - b.firstSeq) {
+    return invalid("log first_seq is too large");
+  }
+  return b;
+}
+
 json HeartbeatRequest::toJson() const {
   json j{{"callback_url", callbackUrl}, {"agent_version", agentVersion},
          {"agent_token", agentToken},   {"protocol_version", protocolVersion},
@@ -121,6 +164,7 @@ json HeartbeatRequest::toJson() const {
   for (const auto& r : results) j["results"].push_back(r.toJson());
   if (progress) j["progress"] = progress->toJson();
   if (inventory) j["inventory"] = *inventory;
+  if (log) j["log"] = log->toJson();
   return j;
 }
 
@@ -147,6 +191,7 @@ Result<HeartbeatRequest> HeartbeatRequest::parse(const json& j) {
     if (!j["inventory"].is_object()) return invalid("field 'inventory' must be an object");
     h.inventory = j["inventory"];
   }
+  if (j.contains("log") && !j["log"].is_null()) h.log = KILN_TRY(LogBatch::parse(j["log"]));
   return h;
 }
 
@@ -167,6 +212,7 @@ Result<AgentCommand> AgentCommand::parse(const json& j) {
 json HeartbeatResponse::toJson() const {
   json j{{"commands", json::array()}, {"acknowledged", acknowledged}, {"heartbeat_interval", heartbeatInterval}};
   for (const auto& c : commands) j["commands"].push_back(c.toJson());
+  if (logAcknowledged) j["log_acknowledged"] = *logAcknowledged;
   return j;
 }
 
@@ -180,6 +226,7 @@ Result<HeartbeatResponse> HeartbeatResponse::parse(const json& j) {
     }
   }
   r.heartbeatInterval = static_cast<int>(KILN_TRY(integer(j, "heartbeat_interval", 10)));
+  if (auto it = j.find("log_acknowledged"); it != j.end()) r.logAcknowledged = nonNegative(*it);
   return r;
 }
 

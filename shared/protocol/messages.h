@@ -70,6 +70,24 @@ struct Progress {
   static Result<Progress> parse(const nlohmann::json& j);
 };
 
+/// The agent's log lines a heartbeat carries (docs/protocol.md "Live log lines"): lines
+/// numbered firstSeq, firstSeq + 1, ... (the agent numbers its lines from 1 at start), each
+/// one line as the agent's Logger writes it, without the newline. `dropped` counts lines the
+/// agent dropped unsent since the last acknowledged batch (its outbox is bounded).
+struct LogBatch {
+  uint64_t firstSeq = 1;
+  std::vector<std::string> lines;
+  uint64_t dropped = 0;
+
+  /// The agent sends at most this many bytes of lines per heartbeat (oldest first).
+  static constexpr size_t kMaxHeartbeatBytes = 16 * 1024;
+  /// Longer lines are cut to this many bytes by both sides.
+  static constexpr size_t kMaxLineBytes = 2048;
+
+  nlohmann::json toJson() const;
+  static Result<LogBatch> parse(const nlohmann::json& j);
+};
+
 /// POST /v1/heartbeat/{uuid}: Ironic's fields plus Kiln's.
 struct HeartbeatRequest {
   std::string callbackUrl;   ///< Ironic's callback_url; "" (the agent opens no port)
@@ -84,6 +102,7 @@ struct HeartbeatRequest {
   std::optional<Progress> progress;    ///< the running command
   std::vector<std::string> running;    ///< ids of commands still running
   std::optional<nlohmann::json> inventory;  ///< hardware inventory (first heartbeat, or asked)
+  std::optional<LogBatch> log;  ///< "log": new agent log lines, when there are any
 
   nlohmann::json toJson() const;
   static Result<HeartbeatRequest> parse(const nlohmann::json& j);
@@ -110,6 +129,9 @@ struct HeartbeatResponse {
   /// Ids whose results the server has recorded: the agent stops resending them.
   std::vector<std::string> acknowledged;
   int heartbeatInterval = 10;  ///< seconds until the next heartbeat (shorter while busy)
+  /// "log_acknowledged": the last log line seq the server kept; the agent forgets the lines up
+  /// to it and the dropped count it reported. Absent: nothing taken, the agent resends.
+  std::optional<uint64_t> logAcknowledged;
 
   nlohmann::json toJson() const;
   static Result<HeartbeatResponse> parse(const nlohmann::json& j);

@@ -138,6 +138,7 @@ struct Fixture {
   RootedSysfsReader sysfs{"/nonexistent-sysfs-root"};
   NoHttp http;
   RamdiskRecord record;
+  LogOutbox outbox;
   ToolStub tools;
   std::atomic<int> runs{0};
   std::atomic<bool> sawOneDevice{true};
@@ -163,8 +164,12 @@ struct Fixture {
                        return json{{"runs", runs.load()}};
                      }});
     agent = std::make_unique<Agent>(
-        config, AgentDeps{server, runner, http, clock, sysfs, &record, &tools}, std::move(steps));
-    Logger::setTap([this](std::string_view line) { record.appendLogLine(line); });
+        config, AgentDeps{server, runner, http, clock, sysfs, &record, &tools, &outbox},
+        std::move(steps));
+    Logger::setTap([this](std::string_view line) {
+      record.appendLogLine(line);
+      outbox.append(line);
+    });
   }
   ~Fixture() {
     tools.release();  // a failed check must not leave the worker waiting
@@ -361,6 +366,35 @@ TEST_CASE("agent: a failed step carries the bundle when the server asks for it",
   CHECK(results[2].status == "SUCCEEDED");
   CHECK_FALSE(results[2].result.contains("system_logs"));
   CHECK(f.record.mask("pa55word and svc:pa55word") == "****** and ******");
+}
+
+TEST_CASE("agent: heartbeats carry new log lines, masked, until the server acknowledges them",
+          "[agent][loop][log]") {
+  Fixture f;
+  f.server.lookups.push_back(lookupAnswer());
+  REQUIRE(f.agent->lookupOnce());
+  Logger("agent").info(std::string("the token is ") + kToken);
+  // First beat: not acknowledged (an older server), so the lines come again.
+  REQUIRE(f.agent->heartbeatOnce());
+  REQUIRE(f.server.received.back().log);
+  const protocol::LogBatch first = *f.server.received.back().log;
+  CHECK(first.firstSeq == 1);
+  REQUIRE(first.lines.size() >= 2);
+  CHECK(first.lines.back().find("the token is ******") != std::string::npos);
+  for (const auto& line : first.lines) CHECK(line.find(kToken) == std::string::npos);
+  protocol::HeartbeatResponse ack;
+  ack.logAcknowledged = first.firstSeq + first.lines.size() - 1;
+  f.server.beats.push_back(ack);
+  REQUIRE(f.agent->heartbeatOnce());
+  CHECK(f.server.received.back().log->lines == first.lines);
+  // Acknowledged: the next beat has only what was logged since.
+  Logger("agent").info("after the acknowledgement");
+  REQUIRE(f.agent->heartbeatOnce());
+  const auto& third = f.server.received.back().log;
+  REQUIRE(third);
+  CHECK(third->firstSeq == *ack.logAcknowledged + 1);
+  REQUIRE(third->lines.size() == 1);
+  CHECK(third->lines[0].find("after the acknowledgement") != std::string::npos);
 }
 
 TEST_CASE("agent config: by hand, from the kernel command line, bad input", "[agent][config]") {

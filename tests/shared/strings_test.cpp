@@ -101,3 +101,25 @@ TEST_CASE("parseInt with IntSyntax::Strtol takes leading space and a sign as std
     CHECK_FALSE(parseInt<long>(bad, 0, 10, kStrtol));
   }
 }
+
+TEST_CASE("UTF-8 helpers keep valid text, escape invalid bytes and never cut a character",
+          "[shared][strings]") {
+  using kiln::escapeInvalidUtf8;
+  using kiln::truncateUtf8;
+  using kiln::utf8SequenceLength;
+  CHECK(utf8SequenceLength("a", 0) == 1);
+  CHECK(utf8SequenceLength("\xC3\xA9", 0) == 2);
+  CHECK(utf8SequenceLength("\xE2\x82\xAC", 0) == 3);
+  CHECK(utf8SequenceLength("\xF0\x9F\x98\x80", 0) == 4);
+  CHECK(utf8SequenceLength("\xC3", 0) == 0);              // cut
+  CHECK(utf8SequenceLength("\xC0\xAF", 0) == 0);          // overlong
+  CHECK(utf8SequenceLength("\xED\xA0\x80", 0) == 0);      // surrogate
+  CHECK(utf8SequenceLength("\xF4\x90\x80\x80", 0) == 0);  // past U+10FFFF
+  CHECK(utf8SequenceLength("\x80", 0) == 0);
+  CHECK(escapeInvalidUtf8("caf\xC3\xA9") == "caf\xC3\xA9");
+  CHECK(escapeInvalidUtf8("a\xFF" "b\xC3") == "a\\xFFb\\xC3");
+  CHECK(truncateUtf8("caf\xC3\xA9", 4) == "caf");
+  CHECK(truncateUtf8("caf\xC3\xA9", 5) == "caf\xC3\xA9");
+  CHECK(truncateUtf8("ab\xFF" "cd", 3) == "ab\xFF");
+  CHECK(truncateUtf8("", 0).empty());
+}

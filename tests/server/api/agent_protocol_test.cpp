@@ -10,7 +10,9 @@
 #include <iterator>
 #include <map>
 
+#include "server/conductor/node_events_recorder.h"
 #include "server/drivers/agent/ramdisk_logs.h"
+#include "server/model/node.h"
 #include "server/model/versions.h"
 #include "shared/core/base64.h"
 #include "shared/core/gzip.h"
@@ -1042,4 +1044,111 @@ TEST_CASE("ramdisk logs: bundles are checked before they are stored",
         "u_1970-01-01-00-00-00.tar.gz");
   CHECK(kiln::server::agent::logFileName("u", "i", std::chrono::system_clock::from_time_t(86399)) ==
         "u_i_1970-01-01-23-59-59.tar.gz");
+}
+
+namespace {
+
+/// The node's agent_log events, oldest first.
+Json agentLogEvents(TestApi& api, const std::string& ident) {
+  auto r = api.get("/v1/nodes/" + ident + "/events?kind=agent_log");
+  REQUIRE(r.status == 200);
+  return r.json()["events"];
+}
+
+}  // namespace
+
+TEST_CASE("agent log lines in a heartbeat are journalled, read, masked and acknowledged",
+          "[server][agent][events]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  Json body = agent.beatBody();
+  body["log"] = {
+      {"first_seq", 7},
+      {"dropped", 3},
+      {"lines",
+       {"2026-12-06T15:41:38+00:00 INFO  agent: Writing image url=http://u:pw@10.0.2.2/i.img",
+        "2026-12-06T15:41:39+00:00 WARN  agent: token " + agent.token + " seen",
+        "no shape at all\n", std::string(5000, 'x'), "\xC3\xA9t\xC3\xA9"}}};
+  auto beat = api.post("/v1/heartbeat/" + agent.uuid, body);
+  api.settle();
+  REQUIRE(beat.status == 202);
+  CHECK(beat.json()["log_acknowledged"] == 11);
+
+  const Json events = agentLogEvents(api, "n1");
+  REQUIRE(events.size() == 6);
+  CHECK(events[0]["dropped"] == 3);
+  CHECK(events[0]["level"] == "warning");
+  CHECK(events[1]["seq"] == 7);
+  CHECK(events[1]["level"] == "info");
+  CHECK(events[1]["agent_time"] == "2026-12-06T15:41:38+00:00");
+  CHECK(events[1]["message"] == "Writing image url=http://10.0.2.2/******");
+  CHECK(events[2]["level"] == "warning");
+  CHECK(events[2]["message"] == "token ****** seen");
+  CHECK(events[3]["level"].is_null());
+  CHECK(events[3]["agent_time"].is_null());
+  CHECK(events[3]["message"] == "no shape at all");
+  CHECK(events[4]["message"].get<std::string>().size() == kiln::protocol::LogBatch::kMaxLineBytes);
+  CHECK(events[4]["truncated_bytes"] == 5000 - kiln::protocol::LogBatch::kMaxLineBytes);
+  CHECK(events[5]["seq"] == 11);
+  CHECK(events[5]["message"] == "\xC3\xA9t\xC3\xA9");
+  const std::string all = events.dump();
+  CHECK(all.find(agent.token) == std::string::npos);
+  CHECK(all.find("pw@") == std::string::npos);
+
+  // A body whose strings are not UTF-8 is malformed JSON: 400, nothing journalled.
+  std::string raw = agent.beatBody().dump();
+  raw.insert(raw.size() - 1, R"(,"log":{"first_seq":20,"lines":["bad )" + std::string("\xFF\xFE") + R"("]})");
+  auto bad = api.call("POST", "/v1/heartbeat/" + agent.uuid, raw);
+  CHECK(bad.status == 400);
+  CHECK(agentLogEvents(api, "n1").size() == 6);
+}
+
+TEST_CASE("a heartbeat keeps at most a bounded share of its log lines and acknowledges those",
+          "[server][agent][events]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  Json body = agent.beatBody();
+  Json lines = Json::array();
+  for (int i = 0; i < 40; ++i) lines.push_back(std::string(2000, 'a' + i % 26));
+  body["log"] = {{"first_seq", 1}, {"lines", lines}};
+  auto beat = api.post("/v1/heartbeat/" + agent.uuid, body);
+  api.settle();
+  REQUIRE(beat.status == 202);
+  const uint64_t kept = beat.json()["log_acknowledged"].get<uint64_t>();
+  CHECK(kept == kiln::server::events::kMaxAgentLogBytesPerHeartbeat / 2000);
+  CHECK(agentLogEvents(api, "n1").size() == kept);
+}
+
+TEST_CASE("agent log lines are journalled while a worker holds the node", "[server][agent][events]") {
+  TestApi api;
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  {
+    auto tx = api.app().storage().begin(kiln::server::Storage::Mode::Write).value();
+    auto rec = tx->nodes().findBy(kiln::server::kNodeName, kiln::server::Value::text("n1")).value();
+    REQUIRE(rec);
+    rec->setText(kiln::server::kNodeReservation, "elsewhere");
+    REQUIRE(tx->nodes().update(*rec));
+    REQUIRE(tx->commit());
+  }
+  Json body = agent.beatBody();
+  body["log"] = {{"first_seq", 1}, {"lines", {"one", "two"}}};
+  auto beat = api.post("/v1/heartbeat/" + agent.uuid, body);
+  REQUIRE(beat.status == 202);
+  CHECK(beat.json()["log_acknowledged"] == 2);
+  CHECK(beat.json()["commands"].empty());
+  CHECK(agentLogEvents(api, "n1").size() == 2);
+  // Nothing else of the heartbeat was recorded: the worker's save would overwrite it.
+  CHECK_FALSE(node(api, "n1")["driver_internal_info"].contains("agent_last_heartbeat"));
 }

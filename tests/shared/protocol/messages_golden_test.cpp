@@ -26,6 +26,10 @@ TEST_CASE("protocol messages round-trip their golden files exactly", "[shared][p
     CHECK(parsed->results[0].status == "FAILED");
     REQUIRE(parsed->progress);
     CHECK(parsed->progress->bytesTotal == 268435456);
+    REQUIRE(parsed->log);
+    CHECK(parsed->log->firstSeq == 41);
+    CHECK(parsed->log->lines.size() == 2);
+    CHECK(parsed->log->dropped == 2);
     CHECK(parsed->toJson() == golden);
   }
   SECTION("heartbeat response") {
@@ -35,6 +39,7 @@ TEST_CASE("protocol messages round-trip their golden files exactly", "[shared][p
     REQUIRE(parsed->commands.size() == 3);
     CHECK(parsed->commands[1].name == "collect_logs");
     CHECK(parsed->commands[2].name == "power_off");
+    CHECK(parsed->logAcknowledged == 42u);
     CHECK(parsed->toJson() == golden);
   }
 }
@@ -47,6 +52,13 @@ TEST_CASE("protocol messages reject malformed input without throwing", "[shared]
   CHECK_FALSE(protocol::HeartbeatRequest::parse(json{{"results", {{{"id", "a"}, {"status", "MAYBE"}}}}}));
   CHECK_FALSE(protocol::HeartbeatRequest::parse(json{{"progress", {{"command_id", "a"}, {"bytes_done", -1}}}}));
   CHECK_FALSE(protocol::HeartbeatRequest::parse(json{{"running", {1, 2}}}));
+  CHECK_FALSE(protocol::HeartbeatRequest::parse(json{{"log", "line"}}));
+  CHECK_FALSE(protocol::HeartbeatRequest::parse(json{{"log", {{"lines", {"a", 3}}}}}));
+  CHECK_FALSE(protocol::HeartbeatRequest::parse(json{{"log", {{"first_seq", 0}, {"lines", {"a"}}}}}));
+  CHECK_FALSE(protocol::HeartbeatRequest::parse(json{{"log", {{"first_seq", -4}}}}));
+  CHECK_FALSE(protocol::HeartbeatRequest::parse(json{{"log", {{"dropped", 1.5}}}}));
+  CHECK_FALSE(protocol::HeartbeatRequest::parse(
+      json{{"log", {{"first_seq", UINT64_MAX}, {"lines", {"a", "b"}}}}}));
   CHECK_FALSE(protocol::HeartbeatResponse::parse(json{{"commands", {{{"name", "x"}}}}}));
   CHECK_FALSE(protocol::HeartbeatResponse::parse(json{{"heartbeat_interval", "soon"}}));
   CHECK_FALSE(protocol::AgentCommand::parse(json{{"id", "a"}, {"name", "b"}, {"params", 3}}));
