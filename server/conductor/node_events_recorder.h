@@ -11,14 +11,23 @@
 //  - recordStepFinished() and recordFlowFinished(): the ONE place each where a step's or a
 //    flow's end, with its duration, is recorded (the place for the step and flow duration
 //    histograms, kiln_step_duration_seconds and kiln_flow_duration_seconds);
-//  - recordWriteProgress(): the image write's progress from an agent heartbeat.
+//  - recordWriteProgress(): the image write's progress from an agent heartbeat;
+//  - recordBmcRequests() and BmcRequestJournal: the node's BMC requests (bmc_request), noted by
+//    the drivers in the BmcRequestScopes the conductor opens for the node
+//    (server/drivers/bmc_requests.h). recordSaveEvents journals those still pending in the
+//    save's transaction; BmcRequestJournal, the scope of work that may save nothing, journals
+//    the rest in a short transaction of its own when it closes. The power-state sync uses a
+//    bare scope instead: its requests are journalled only when it saves the node (docs/
+//    observability.md "Events" has the rule).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "server/drivers/bmc_requests.h"
 #include "server/drivers/interfaces.h"
 #include "server/storage/storage.h"
 #include "shared/core/clock.h"
@@ -78,5 +87,29 @@ Result<void> recordSaveEvents(Transaction& tx, const Writer& w, const Record& be
 /// Records write_progress for a heartbeat's `progress` (nothing when it reports no bytes).
 Result<void> recordWriteProgress(Transaction& tx, const Writer& w, int64_t nodeId,
                                  const std::string& nodeUuid, const protocol::Progress& progress);
+
+/// Records `records` as bmc_request events of the node (oldest first); the first carries
+/// `dropped` (the records its scope had to drop before it) when that is not 0.
+Result<void> recordBmcRequests(Transaction& tx, const Writer& w, int64_t nodeId,
+                               const std::string& nodeUuid,
+                               const std::vector<BmcRequestRecord>& records, size_t dropped = 0);
+
+/// A BmcRequestScope for node `nodeUuid` whose requests no save took are journalled, when it
+/// closes, in a short write transaction of its own (nothing is opened when there are none; a
+/// node deleted meanwhile journals nothing; a failure is logged). Open it around conductor work
+/// for a node: a worker's job, a synchronous management call.
+class BmcRequestJournal {
+ public:
+  BmcRequestJournal(Storage& storage, const Writer& w, std::string nodeUuid);
+  ~BmcRequestJournal();
+  BmcRequestJournal(const BmcRequestJournal&) = delete;
+  BmcRequestJournal& operator=(const BmcRequestJournal&) = delete;
+
+ private:
+  Storage& storage_;
+  Writer writer_;
+  BmcRequestScope scope_;
+  int uncaught_;
+};
 
 }  // namespace kiln::server::events
