@@ -61,12 +61,14 @@ TEST_CASE("BMC request scopes nest: an inner scope's records go to an outer one 
     noteBmcRequest(named("third"));
   }
   {
+    // third passed up to the outer scope when its scope closed.
     BmcRequestScope other("node-b", clock);
-    noteBmcRequest(named("elsewhere"));
-    CHECK(takeBmcRequests("node-a").empty());  // the innermost scope is node-b's
+    noteBmcRequest(named("elsewhere"));  // the innermost scope is node-b's
+    CHECK(operations(takeBmcRequests("node-a")) == std::vector<std::string>{"third"});
+    noteBmcRequest(named("elsewhere too"));
   }
-  // third passed up when its scope closed; node-b's record did not.
-  CHECK(operations(takeBmcRequests("node-a")) == std::vector<std::string>{"third"});
+  // node-b's records did not pass to node-a's scope.
+  CHECK(takeBmcRequests("node-a").empty());
   noteBmcRequest(named("fourth"));
   outer.discard();
   CHECK(takeBmcRequests("node-a").empty());
