@@ -273,8 +273,12 @@ void Conductor::submit(NodeLock lock, std::function<void(NodeLock&)> job) {
   auto held = std::make_shared<NodeLock>(std::move(lock));
   pool_->submit(
       uuid,
-      [held, job = std::move(job)] {
-        job(*held);
+      [this, held, uuid, job = std::move(job)] {
+        {
+          // The job's BMC requests: journalled with its saves, the rest when it ends.
+          events::BmcRequestJournal bmc(deps_.storage, {deps_.clock, host()}, uuid);
+          job(*held);
+        }
         held->release();
       },
       [this, held, uuid](const std::string& what) {
@@ -287,7 +291,12 @@ void Conductor::submit(NodeLock lock, std::function<void(NodeLock&)> job) {
 void Conductor::submitUnlocked(const std::string& uuid, std::function<void()> job) {
   // Without the lock there is no action of this job's to fail: another worker may hold the
   // node. The pool has logged what was thrown.
-  pool_->submit(uuid, std::move(job), {});
+  pool_->submit(uuid,
+                [this, uuid, job = std::move(job)] {
+                  events::BmcRequestJournal bmc(deps_.storage, {deps_.clock, host()}, uuid);
+                  job();
+                },
+                {});
 }
 
 void Conductor::runLocked(NodeLock& lock, const LockedAction& action, const LockedBody& body) {

@@ -4,6 +4,7 @@
 // indicators (1.63), and node_cache_boot_mode (called after verify and the power-state sync).
 #include "server/conductor/conductor.h"
 #include "server/conductor/conductor_detail.h"
+#include "server/conductor/node_events_recorder.h"
 #include "server/model/node.h"
 
 namespace kiln::server {
@@ -108,6 +109,7 @@ void Conductor::changeSecureBoot(NodeLock& lock, bool enabled) {
 
 Result<void> Conductor::withManagementLock(const std::string& uuid,
                                            const std::function<Result<void>(TaskContext&)>& body) {
+  events::BmcRequestJournal bmc(deps_.storage, {deps_.clock, host()}, uuid);
   NodeLock lock = KILN_TRY(lockNode(uuid, "management call"));
   TaskContext task = KILN_TRY(tasks_.loadFresh(uuid));
   task.heldBy = host();
@@ -133,6 +135,7 @@ Result<void> Conductor::injectNmi(const std::string& uuid) {
 }
 
 Result<ManagementInterface::Indicators> Conductor::supportedIndicators(const std::string& uuid) {
+  events::BmcRequestJournal bmc(deps_.storage, {deps_.clock, host()}, uuid);
   TaskContext task = KILN_TRY(tasks_.loadFresh(uuid));
   auto driver = KILN_TRY(driverFor(task.node));
   task.driver = &driver;

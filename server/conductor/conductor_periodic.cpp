@@ -9,6 +9,7 @@
 
 #include "server/conductor/conductor.h"
 #include "server/conductor/conductor_detail.h"
+#include "server/conductor/node_events_recorder.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "server/model/resources.h"
@@ -175,6 +176,8 @@ void Conductor::checkWaitingNodes() {
       return {};
     });
     if (!lock) continue;
+    // failFlow's BMC requests (a failed deployment's power-off) go with its save.
+    events::BmcRequestJournal bmc(deps_.storage, {deps_.clock, host()}, node.uuid());
     auto task = tasks_.loadFresh(node.uuid());
     if (!task) continue;
     auto driver = driverFor(task->node);
@@ -247,6 +250,10 @@ bool Conductor::syncPowerState(const Record& n) {
   }
   // From here to the outcome's transaction no transaction is open: a slow BMC holds up this
   // node's sync, not the API or the flows.
+  // Its BMC requests are journalled only with a save of the node (a failure, a change, a
+  // restore: TaskStore::save takes them); a sync that finds the node as recorded, or gives
+  // up, drops them with the scope (docs/observability.md "Events").
+  BmcRequestScope bmc(n.uuid(), deps_.clock);
   auto driver = driverFor(task.node);
   if (!driver || driver->power->validate(task)) return true;  // not set up for power yet
   task.driver = &*driver;

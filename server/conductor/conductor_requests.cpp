@@ -10,6 +10,7 @@
 #include "server/conductor/conductor.h"
 #include "server/conductor/conductor_detail.h"
 #include "server/conductor/flow_keys.h"
+#include "server/conductor/node_events_recorder.h"
 #include "server/conductor/provision_state_machine.h"
 #include "server/drivers/agent/agent_session.h"
 #include "server/drivers/node_validation.h"
@@ -352,6 +353,7 @@ void Conductor::powerAction(NodeLock& lock, const std::string& target, int timeo
 }
 
 Result<ManagementInterface::BootDevice> Conductor::getBootDevice(const std::string& uuid) {
+  events::BmcRequestJournal bmc(deps_.storage, {deps_.clock, host()}, uuid);
   TaskContext task = KILN_TRY(tasks_.loadFresh(uuid));
   auto driver = KILN_TRY(driverFor(task.node));
   task.driver = &driver;
@@ -373,6 +375,7 @@ Result<void> Conductor::setBootDevice(const std::string& uuid, const std::string
 }
 
 Result<std::vector<std::string>> Conductor::supportedBootDevices(const std::string& uuid) {
+  events::BmcRequestJournal bmc(deps_.storage, {deps_.clock, host()}, uuid);
   TaskContext task = KILN_TRY(tasks_.loadFresh(uuid));  // a Redfish implementation asks the BMC
   auto driver = KILN_TRY(driverFor(task.node));
   task.driver = &driver;

@@ -4,6 +4,7 @@
 
 #include "server/conductor/conductor.h"
 #include "server/conductor/conductor_detail.h"
+#include "server/conductor/node_events_recorder.h"
 #include "server/model/node.h"
 
 namespace kiln::server {
@@ -55,6 +56,7 @@ Result<VendorCallResult> Conductor::vendorPassthru(const std::string& uuid,
                                                    const std::string& method,
                                                    const std::string& httpMethod,
                                                    const json& args) {
+  events::BmcRequestJournal bmc(deps_.storage, {deps_.clock, host()}, uuid);
   TaskContext task;
   NodeDriver driver;
   VendorInterface* vendor = nullptr;

@@ -2,6 +2,7 @@
 // as Ironic's conductor: attach and detach hold the node's lock and run in a worker (the API
 // answers 204 at once); a failure is left in last_error and the node's history.
 #include "server/conductor/conductor.h"
+#include "server/conductor/node_events_recorder.h"
 #include "server/model/node.h"
 
 namespace kiln::server {
@@ -66,6 +67,7 @@ Result<void> Conductor::detachVirtualMedia(const std::string& uuid,
 
 Result<std::vector<ManagementInterface::VirtualMedia>> Conductor::getVirtualMedia(
     const std::string& uuid) {
+  events::BmcRequestJournal bmc(deps_.storage, {deps_.clock, host()}, uuid);
   TaskContext task;
   {
     auto tx = KILN_TRY(deps_.storage.begin(Mode::Read));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <exception>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +14,7 @@
 #include "server/model/node_event.h"
 #include "server/model/provision_state.h"
 #include "server/storage/queries/node_events.h"
+#include "shared/core/log.h"
 #include "shared/core/secrets.h"
 
 namespace kiln::server::events {
@@ -144,6 +147,13 @@ Result<void> recordSaveEvents(Transaction& tx, const Writer& w, const Record& be
     KILN_TRY(appendNodeEvent(tx, w.clock, w.host, nodeId, uuid, kind, fields));
     return {};
   };
+
+  // The BMC requests that led here come first (server/drivers/bmc_requests.h).
+  {
+    size_t dropped = 0;
+    const auto requests = takeBmcRequests(uuid, &dropped);
+    KILN_TRY_VOID(recordBmcRequests(tx, w, nodeId, uuid, requests, dropped));
+  }
 
   // Provision-state moves: those TaskStore::transition made, else the difference.
   std::vector<TaskContext::StateMove> moves = std::move(task.stateMoves);
@@ -297,6 +307,57 @@ Result<uint64_t> recordAgentLog(Transaction& tx, const Writer& w, int64_t nodeId
                              agentLogFields(last, line)));
   }
   return last;
+}
+
+Result<void> recordBmcRequests(Transaction& tx, const Writer& w, int64_t nodeId,
+                               const std::string& nodeUuid,
+                               const std::vector<BmcRequestRecord>& records, size_t dropped) {
+  for (const auto& r : records) {
+    json fields{{"driver", r.driver},
+                {"operation", r.operation},
+                {"bmc", r.bmc},
+                {"result", r.result},
+                {"duration", std::round(r.durationSeconds * 1000.0) / 1000.0},
+                {"finished_at", formatEventTime(r.finishedAt)}};
+    if (!r.path.empty()) fields["path"] = r.path;
+    if (r.httpStatus) fields["status"] = *r.httpStatus;
+    if (r.exitStatus) fields["exit_status"] = *r.exitStatus;
+    if (!r.error.empty()) fields["error"] = r.error;
+    if (dropped > 0) {
+      fields["dropped_before"] = dropped;
+      dropped = 0;
+    }
+    KILN_TRY(
+        appendNodeEvent(tx, w.clock, w.host, nodeId, nodeUuid, node_event::kBmcRequest, fields));
+  }
+  return {};
+}
+
+BmcRequestJournal::BmcRequestJournal(Storage& storage, const Writer& w, std::string nodeUuid)
+    : storage_(storage),
+      writer_(w),
+      scope_(std::move(nodeUuid), w.clock),
+      uncaught_(std::uncaught_exceptions()) {}
+
+BmcRequestJournal::~BmcRequestJournal() {
+  // Unwinding: no database work here (the records go to an enclosing scope, or are lost).
+  if (std::uncaught_exceptions() > uncaught_) return;
+  const std::string& uuid = scope_.nodeUuid();
+  size_t dropped = 0;
+  const auto records = takeBmcRequests(uuid, &dropped);
+  if (records.empty()) return;
+  auto written = [&]() -> Result<void> {
+    auto tx = KILN_TRY(storage_.begin(Storage::Mode::Write));
+    auto node = KILN_TRY(tx->nodes().findBy(kNodeUuid, Value::text(uuid)));
+    if (!node) return {};  // deleted meanwhile: its events went with it
+    KILN_TRY_VOID(recordBmcRequests(*tx, writer_, node->id(), uuid, records, dropped));
+    return tx->commit();
+  }();
+  if (!written) {
+    Logger("conductor")
+        .warning("cannot journal the node's BMC requests",
+                 {{"node", uuid}, {"error", written.error().message}});
+  }
 }
 
 }  // namespace kiln::server::events

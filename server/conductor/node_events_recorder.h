@@ -13,14 +13,23 @@
 //    histograms, kiln_step_duration_seconds and kiln_flow_duration_seconds);
 //  - recordWriteProgress(): the image write's progress from an agent heartbeat;
 //  - recordAgentLog(): the agent's log lines from a heartbeat (server/model/agent_log.h). It
-//    writes no node row, so it is recorded even while a worker holds the node.
+//    writes no node row, so it is recorded even while a worker holds the node;
+//  - recordBmcRequests() and BmcRequestJournal: the node's BMC requests (bmc_request), noted by
+//    the drivers in the BmcRequestScopes the conductor opens for the node
+//    (server/drivers/bmc_requests.h). recordSaveEvents journals those still pending in the
+//    save's transaction; BmcRequestJournal, the scope of work that may save nothing, journals
+//    the rest in a short transaction of its own when it closes. The power-state sync uses a
+//    bare scope instead: its requests are journalled only when it saves the node (docs/
+//    observability.md "Events" has the rule).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "server/drivers/bmc_requests.h"
 #include "server/drivers/interfaces.h"
 #include "server/storage/storage.h"
 #include "shared/core/clock.h"
@@ -92,5 +101,29 @@ inline constexpr size_t kMaxAgentLogBytesPerHeartbeat = 2 * protocol::LogBatch::
 Result<uint64_t> recordAgentLog(Transaction& tx, const Writer& w, int64_t nodeId,
                                 const std::string& nodeUuid, const protocol::LogBatch& batch,
                                 std::string_view token);
+
+/// Records `records` as bmc_request events of the node (oldest first); the first carries
+/// `dropped` (the records its scope had to drop before it) when that is not 0.
+Result<void> recordBmcRequests(Transaction& tx, const Writer& w, int64_t nodeId,
+                               const std::string& nodeUuid,
+                               const std::vector<BmcRequestRecord>& records, size_t dropped = 0);
+
+/// A BmcRequestScope for node `nodeUuid` whose requests no save took are journalled, when it
+/// closes, in a short write transaction of its own (nothing is opened when there are none; a
+/// node deleted meanwhile journals nothing; a failure is logged). Open it around conductor work
+/// for a node: a worker's job, a synchronous management call.
+class BmcRequestJournal {
+ public:
+  BmcRequestJournal(Storage& storage, const Writer& w, std::string nodeUuid);
+  ~BmcRequestJournal();
+  BmcRequestJournal(const BmcRequestJournal&) = delete;
+  BmcRequestJournal& operator=(const BmcRequestJournal&) = delete;
+
+ private:
+  Storage& storage_;
+  Writer writer_;
+  BmcRequestScope scope_;
+  int uncaught_;
+};
 
 }  // namespace kiln::server::events

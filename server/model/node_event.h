@@ -40,6 +40,8 @@ inline constexpr std::string_view kFlowFinished = "flow_finished";
 inline constexpr std::string_view kError = "error";
 inline constexpr std::string_view kWriteProgress = "write_progress";
 inline constexpr std::string_view kAgentLog = "agent_log";
+/// A request to the node's BMC (server/drivers/bmc_requests.h, recordBmcRequests).
+inline constexpr std::string_view kBmcRequest = "bmc_request";
 
 /// Whether `kind` is spelled as a kind must be (see above).
 bool validKind(std::string_view kind);

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "server/drivers/bmc_metrics.h"
+#include "server/drivers/bmc_requests.h"
 #include "server/drivers/boot_mode.h"
 #include "server/model/node.h"
 #include "shared/core/secrets.h"
@@ -339,13 +340,55 @@ std::string ipmitoolOperation(const std::vector<std::string>& args) {
   return operation.empty() ? std::string("other") : operation;
 }
 
+namespace {
+
+/// The bmc_request record of one ipmitool run (server/drivers/bmc_requests.h): the BMC from
+/// -H, the error text with the password (IPMI_PASSWORD) masked before it is bounded.
+void noteIpmitoolRequest(const Command& command, std::string_view operation,
+                         std::string_view outcome, std::chrono::steady_clock::duration elapsed,
+                         const Result<CommandOutput>& result) {
+  BmcRequestRecord record;
+  record.driver = "ipmitool";
+  record.operation = std::string(operation);
+  record.result = std::string(outcome);
+  record.durationSeconds = std::chrono::duration<double>(elapsed).count();
+  for (size_t i = 0; i + 1 < command.argv.size(); ++i) {
+    if (command.argv[i] == "-H") {
+      record.bmc = command.argv[i + 1];
+      break;
+    }
+  }
+  std::optional<std::string> password;
+  for (const auto& [name, value] : command.env) {
+    if (name == "IPMI_PASSWORD") password = value;
+  }
+  // Masked before it is bounded, so no cut can leave part of the password.
+  const auto masked = [&](std::string text) {
+    return maskUrlsInText(withoutPassword(std::move(text), password), UrlScope::All);
+  };
+  if (!result) {
+    record.error = boundBmcError(masked(result.error().message));
+  } else {
+    record.exitStatus = result->exitCode;
+    if (result->exitCode != 0) {
+      record.error = quoteOutput(masked(result->err.empty() ? result->out : result->err));
+      if (record.error.empty()) record.error = "exit status " + std::to_string(result->exitCode);
+    }
+  }
+  noteBmcRequest(std::move(record));
+}
+
+}  // namespace
+
 Result<CommandOutput> Ipmitool::send(const Command& command, std::string_view operation) const {
   const auto start = std::chrono::steady_clock::now();
   auto result = runner_->run(command);
   const std::string_view outcome =
       !result ? (result.error().code == ErrorCode::DeadlineExceeded ? kBmcTimeout : kBmcError)
               : (result->exitCode == 0 ? kBmcSuccess : kBmcError);
-  recordBmcRequest("ipmitool", operation, outcome, std::chrono::steady_clock::now() - start);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  recordBmcRequest("ipmitool", operation, outcome, elapsed);
+  if (bmcRequestScopeOpen()) noteIpmitoolRequest(command, operation, outcome, elapsed, result);
   return result;
 }
 

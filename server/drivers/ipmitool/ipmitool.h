@@ -144,7 +144,8 @@ class Ipmitool {
 
  private:
   /// The one place a request reaches the BMC: runs `command` once and records it
-  /// (server/drivers/bmc_metrics.h) under `operation`.
+  /// (server/drivers/bmc_metrics.h) under `operation`, and notes it for the node's bmc_request
+  /// event (server/drivers/bmc_requests.h).
   Result<CommandOutput> send(const Command& command, std::string_view operation) const;
 
   CommandRunnerPtr runner_;

@@ -3,6 +3,8 @@
 #include <filesystem>
 
 #include "server/drivers/bmc_metrics.h"
+#include "server/drivers/bmc_requests.h"
+#include "shared/core/secrets.h"
 #include "shared/core/strings.h"
 #include "shared/json/json_util.h"
 
@@ -186,8 +188,52 @@ Result<HttpResponse> RedfishClient::transmit(const HttpRequest& request) {
   const std::string_view outcome =
       !response ? (response.error().code == ErrorCode::DeadlineExceeded ? kBmcTimeout : kBmcError)
                 : (response->status < 400 ? kBmcSuccess : kBmcError);
-  recordBmcRequest("redfish", request.method, outcome, std::chrono::steady_clock::now() - start);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  recordBmcRequest("redfish", request.method, outcome, elapsed);
+  if (bmcRequestScopeOpen()) noteRequest(request, outcome, elapsed, response);
   return response;
+}
+
+void RedfishClient::noteRequest(const HttpRequest& request, std::string_view outcome,
+                                std::chrono::steady_clock::duration elapsed,
+                                const Result<HttpResponse>& response) const {
+  BmcRequestRecord record;
+  record.driver = "redfish";
+  record.operation = request.method;
+  record.result = std::string(outcome);
+  record.durationSeconds = std::chrono::duration<double>(elapsed).count();
+  record.bmc = config_.address.hostHeader();
+  // The path only: no origin (whose credentials, if any, never reach request.url anyway), no
+  // query, no body.
+  const std::string origin = config_.address.origin();
+  if (request.url.starts_with(origin)) {
+    record.path = request.url.substr(origin.size());
+    if (const size_t q = record.path.find_first_of("?#"); q != std::string::npos) {
+      record.path.resize(q);
+    }
+  }
+  const auto masked = [&](std::string_view text) {
+    std::string out = maskUrlsInText(text, UrlScope::All);
+    for (const std::string* secret : {&config_.password, &token_}) {
+      if (secret->empty()) continue;
+      for (size_t pos = out.find(*secret); pos != std::string::npos;
+           pos = out.find(*secret, pos + kMaskedValue.size())) {
+        out.replace(pos, secret->size(), kMaskedValue);
+      }
+    }
+    return boundBmcError(out);
+  };
+  if (!response) {
+    record.error = masked(response.error().message);
+  } else {
+    record.httpStatus = response->status;
+    if (response->status >= 400) {
+      const std::string detail = redfishErrorMessage(response->body);
+      record.error = masked("HTTP " + std::to_string(response->status) +
+                            (detail.empty() ? std::string() : ": " + detail));
+    }
+  }
+  noteBmcRequest(std::move(record));
 }
 
 Result<json> RedfishClient::get(std::string_view path) { return call("GET", path, nullptr); }

@@ -87,8 +87,13 @@ class RedfishClient {
                             const nlohmann::json* body);
   HttpRequest baseRequest(std::string_view method, std::string_view path) const;
   /// The one place a request reaches the BMC: sends `request` and records it
-  /// (server/drivers/bmc_metrics.h) under its HTTP method.
+  /// (server/drivers/bmc_metrics.h) under its HTTP method, and notes it for the node's
+  /// bmc_request event (server/drivers/bmc_requests.h).
   Result<HttpResponse> transmit(const HttpRequest& request);
+  /// transmit's bmc_request record, when a scope is open (server/drivers/bmc_requests.h).
+  void noteRequest(const HttpRequest& request, std::string_view outcome,
+                   std::chrono::steady_clock::duration elapsed,
+                   const Result<HttpResponse>& response) const;
   Result<void> authenticate();
   /// POSTs to the SessionService; `bmcAnswered` tells a refusal from a network failure.
   Result<void> openSession(bool* bmcAnswered = nullptr);
