@@ -213,15 +213,7 @@ void RedfishClient::noteRequest(const HttpRequest& request, std::string_view out
     }
   }
   const auto masked = [&](std::string_view text) {
-    std::string out = maskUrlsInText(text, UrlScope::All);
-    for (const std::string* secret : {&config_.password, &token_}) {
-      if (secret->empty()) continue;
-      for (size_t pos = out.find(*secret); pos != std::string::npos;
-           pos = out.find(*secret, pos + kMaskedValue.size())) {
-        out.replace(pos, secret->size(), kMaskedValue);
-      }
-    }
-    return boundBmcError(out);
+    return boundBmcError(maskCredentials(maskUrlsInText(text, UrlScope::All)));
   };
   if (!response) {
     record.error = masked(response.error().message);
@@ -262,10 +254,20 @@ HttpRequest RedfishClient::baseRequest(std::string_view method, std::string_view
   return request;
 }
 
-namespace {
+std::string RedfishClient::maskCredentials(std::string_view text) const {
+  std::string out(text);
+  for (const std::string* secret : {&config_.password, &token_}) {
+    if (secret->empty()) continue;
+    for (size_t pos = out.find(*secret); pos != std::string::npos;
+         pos = out.find(*secret, pos + kMaskedValue.size())) {
+      out.replace(pos, secret->size(), kMaskedValue);
+    }
+  }
+  return out;
+}
 
-Error bmcError(const HttpRequest& request, const HttpResponse& response,
-               const std::string& username) {
+Error RedfishClient::bmcError(const HttpRequest& request, const HttpResponse& response) const {
+  const std::string& username = config_.username;
   std::string message = "Redfish " + request.method + " " + request.url + " failed with HTTP " +
                         std::to_string(response.status);
   if (response.status == 401) {
@@ -274,12 +276,10 @@ Error bmcError(const HttpRequest& request, const HttpResponse& response,
                                 : " (the BMC rejected the credentials of user '" + username + "')";
   }
   if (const auto detail = redfishErrorMessage(response.body); !detail.empty()) {
-    message += ": " + detail;
+    message += ": " + maskCredentials(detail);
   }
   return Error{codeForStatus(response.status), std::move(message)};
 }
-
-}  // namespace
 
 Result<void> RedfishClient::openSession(bool* bmcAnswered) {
   HttpRequest request = baseRequest("POST", kSessions);
@@ -292,7 +292,7 @@ Result<void> RedfishClient::openSession(bool* bmcAnswered) {
     *bmcAnswered = true;
   }
   if (response.status < 200 || response.status >= 300) {
-    return std::unexpected(bmcError(request, response, config_.username));
+    return std::unexpected(bmcError(request, response));
   }
   const auto token = response.header("x-auth-token");
   if (!token || token->empty()) {
@@ -365,13 +365,13 @@ Result<HttpResponse> RedfishClient::exchange(std::string_view method, std::strin
 
 Error RedfishClient::errorFor(std::string_view method, std::string_view path,
                               const HttpResponse& response) const {
-  return bmcError(baseRequest(method, path), response, config_.username);
+  return bmcError(baseRequest(method, path), response);
 }
 
 Result<json> RedfishClient::call(std::string_view method, std::string_view path, const json* body) {
   const auto response = KILN_TRY(send(method, path, body));
   if (response.status < 200 || response.status >= 300) {
-    return std::unexpected(bmcError(baseRequest(method, path), response, config_.username));
+    return std::unexpected(bmcError(baseRequest(method, path), response));
   }
   if (response.body.empty()) {
     return json();

@@ -95,6 +95,11 @@ class RedfishClient {
                    std::chrono::steady_clock::duration elapsed,
                    const Result<HttpResponse>& response) const;
   Result<void> authenticate();
+  /// `text` with the BMC password and the session token masked (a BMC's error message may
+  /// quote what it was sent).
+  std::string maskCredentials(std::string_view text) const;
+  /// The error for a refused request: method, URL, status and the BMC's masked message.
+  Error bmcError(const HttpRequest& request, const HttpResponse& response) const;
   /// POSTs to the SessionService; `bmcAnswered` tells a refusal from a network failure.
   Result<void> openSession(bool* bmcAnswered = nullptr);
 
