@@ -360,6 +360,8 @@ std::vector<ConfigOption> makeOptions() {
       optString("agent", "deploy_logs_storage_backend", &C::deployLogsStorageBackend, "local"));
   o.push_back(optString("agent", "deploy_logs_local_path", &C::deployLogsLocalPath,
                         "/var/log/kiln/deploy"));
+  o.push_back(
+      optInt("agent", "deploy_logs_collect_timeout", &C::deployLogsCollectTimeout, 1, 3600, 60));
 
   // [deploy]
   o.push_back(

@@ -109,6 +109,9 @@ struct Config {
   std::string deployLogsCollect = "on_failure";
   std::string deployLogsStorageBackend = "local";  ///< the only back end ("swift" refused)
   std::string deployLogsLocalPath = "/var/log/kiln/deploy";  ///< where bundles are stored
+  /// Seconds a flow waits for the agent's answer to collect_logs before it goes on without
+  /// the logs (Kiln; Ironic bounds its call with [agent] command_timeout, 60).
+  int deployLogsCollectTimeout = 60;
 
   // [events] (Kiln: the node event journal, docs/observability.md "Events")
   int eventsMaxPerNode = 1000;       ///< events kept per node (older ones pruned; 0 = no limit)

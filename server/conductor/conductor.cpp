@@ -7,6 +7,7 @@
 #include "server/conductor/node_events_recorder.h"
 #include "server/conductor/provision_state_machine.h"
 #include "server/drivers/agent/agent_session.h"
+#include "server/drivers/agent/ramdisk_logs.h"
 #include "server/drivers/node_validation.h"
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
@@ -236,6 +237,13 @@ Result<Conductor::Next> Conductor::advanceOnce(NodeLock& lock, std::string& user
   KILN_TRY_VOID(checkStoredObjects(task.node));
   auto driver = KILN_TRY(driverFor(task.node));
   task.driver = &driver;
+  // A failure kept aside while the agent's logs were collected (failFlow): reported now.
+  if (auto it = task.internalInfo.find(agent::kFailAfterLogs); it != task.internalInfo.end()) {
+    const json kept = *it;
+    task.internalInfo.erase(it);
+    return failFlow(task, kept.value("message", std::string()), {},
+                    static_cast<FailureCause>(kept.value("cause", 0)));
+  }
   const std::string s = task.node.str(kNodeProvisionState);
   if (s == state::kVerifying) return doVerify(task);
   if (s == state::kCleaning) return doCleaning(task);
@@ -387,6 +395,29 @@ Result<Conductor::Next> Conductor::parkFlow(TaskContext& task, std::string_view 
 Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string& message,
                                             const FieldMask& extra, FailureCause cause) {
   const std::string from = task.node.str(kNodeProvisionState);
+  // A failure that is not an in-band step's own (those bring their logs with their result)
+  // while the agent is up: its logs first, bounded in time (ramdisk_logs.h). The failure is
+  // kept aside and reported as it is once they came or their deadline passed. Not for a
+  // callback timeout (the agent has been silent for the whole timeout: heartbeats reset it)
+  // nor for an operator's abort, which takes effect at once; as in Ironic, neither collects.
+  if (cause == FailureCause::StepFailed) {
+    const std::string_view flowName =
+        from == state::kDeploying || from == state::kDeployWait     ? "deploy"
+        : from == state::kCleaning || from == state::kCleanWait     ? "cleaning"
+        : from == state::kServicing || from == state::kServiceWait  ? "service"
+        : from == state::kInspecting || from == state::kInspectWait ? "inspection"
+                                                                    : "";
+    if (!flowName.empty() && agent::awaitLogs(task, flowName, /*failed=*/true)) {
+      task.internalInfo[agent::kFailAfterLogs] =
+          json{{"message", message}, {"cause", static_cast<int>(cause)}};
+      task.internalInfo.erase(agent::kCommand);  // the flow is over: no command of its own
+      task.internalInfo.erase(agent::kResult);
+      task.log.info("the failure is reported once the agent's logs came", {{"state", from}});
+      if (!state::isWaitState(from)) return parkFlow(task, "wait", extra);
+      KILN_TRY_VOID(tasks_.saveReleasing(task, extra));
+      return Next::Stop;
+    }
+  }
   task.log.error("provisioning failed", {{"state", from}, {"error", message}});
   const FailurePlan plan = planFailure(from, cause);
   if (plan.tearDownCleaning) {
@@ -508,6 +539,9 @@ Result<Conductor::Next> Conductor::doCleaning(TaskContext& task) {
 }
 
 Result<Conductor::Next> Conductor::finishCleaning(TaskContext& task) {
+  // deploy_logs_collect = always: the agent's logs before the ramdisk goes (as Ironic's
+  // do_next_clean_step, label "cleaning"); the flow waits for them in clean wait.
+  if (agent::awaitLogs(task, "cleaning", /*failed=*/false)) return parkFlow(task, "wait");
   const bool manual = task.internalInfo.contains(flow::kCleanStepsRequested);
   if (auto r = task.driver->deploy->tearDownCleaning(task); !r) {
     return failFlow(task, "Failed to tear down cleaning of node " + task.uuid() + ": " + r.error().message);

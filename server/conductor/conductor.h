@@ -132,6 +132,10 @@ class Conductor {
   /// Resumes a node parked in "clean wait" or "wait call-back". `stepFinished`: the current
   /// asynchronous step completed (the next one runs); false re-runs the current one.
   Result<void> resume(const std::string& nodeUuid, bool stepFinished);
+  /// A flow parked for its agent's logs (server/drivers/agent/ramdisk_logs.h) whose
+  /// [agent] deploy_logs_collect_timeout passed: logs a warning and resumes it without them
+  /// (conductor_agent.cpp). Conflict when the node no longer waits for its logs or is reserved.
+  Result<void> stopWaitingForLogs(const std::string& nodeUuid);
 
   /// GET /v1/lookup (docs/protocol.md): the node an agent serves, found by its UUID or by the
   /// (normalised) MAC addresses of its ports, with the agent token on the first lookup of a

@@ -47,7 +47,8 @@ json internalInfoForAgent(const json& info) {
   json out = info;
   for (const char* key :
        {agent::kToken, agent::kCommand, agent::kResult, agent::kProgress, agent::kInventory,
-        agent::kCachedCleanSteps, agent::kCachedDeploySteps, agent::kLogsRequest}) {
+        agent::kCachedCleanSteps, agent::kCachedDeploySteps, agent::kLogsRequest,
+        agent::kLogsAwaited, agent::kLogsDeadline, agent::kFailAfterLogs}) {
     out.erase(key);
   }
   return out;
@@ -197,7 +198,14 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
       // Ironic: an agent heartbeat keeps the callback timeout from expiring.
       task.node.setText(kNodeProvisionUpdatedAt, now);
     }
-    if (!maintenance) {
+    if (state::isWaitState(s) && agent::waitingForLogs(info) && agent::logsAnswered(info)) {
+      // The flow parked for the agent's logs (ramdisk_logs.h) goes on now that they came (or
+      // the agent answered without them): it leaves the ramdisk, or reports the failure it
+      // kept aside. Not a step of the flow: maintenance does not hold it.
+      agent::endLogsWait(info);
+      KILN_TRY_VOID(markResumed(task, !info.contains(agent::kFailAfterLogs)));
+      resumed = true;
+    } else if (!maintenance) {
       const bool stepWait = s == state::kCleanWait || s == state::kDeployWait || s == state::kServiceWait;
       if (stepWait && waiting == "boot") {
         // The ramdisk is up. Cleaning that has not started is re-planned with the agent's own
@@ -255,6 +263,30 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
   return response;
 }
 
+Result<void> Conductor::stopWaitingForLogs(const std::string& uuid) {
+  bool mine = true;
+  {
+    auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+    TaskContext task = KILN_TRY(tasks_.load(*tx, uuid));
+    json& info = task.internalInfo;
+    const std::string s = task.node.str(kNodeProvisionState);
+    if (!state::isWaitState(s) || !agent::waitingForLogs(info)) {
+      return conflict("Node " + uuid + " is not waiting for its agent's logs.");
+    }
+    KILN_TRY_VOID(NodeLock::checkFree(task.node));
+    mine = registry_.owns(task.node);
+    task.log.warning(
+        "the agent did not send its logs in time; the flow goes on without them",
+        {{"state", s}, {"timeout_seconds", std::to_string(deps_.config.deployLogsCollectTimeout)}});
+    agent::endLogsWait(info);
+    KILN_TRY_VOID(markResumed(task, !info.contains(agent::kFailAfterLogs)));
+    KILN_TRY_VOID(tasks_.save(*tx, task));
+    KILN_TRY_VOID(tx->commit());
+  }
+  startFlow(adoptLock(uuid, "ramdisk logs timeout"), mine);
+  return {};
+}
+
 Result<Conductor::Next> Conductor::takeAgentResult(TaskContext& task, StepKind kind) {
   const flow::FlowKeys& keys = flow::keysFor(kind);
   json& info = task.internalInfo;
@@ -272,6 +304,8 @@ Result<Conductor::Next> Conductor::takeAgentResult(TaskContext& task, StepKind k
   auto step = KILN_TRY(PlannedStep::fromJson(steps[static_cast<size_t>(index)]));
   const std::string status = report.value("status", "");
   if (status != "SUCCEEDED") {
+    // The agent's logs came with its failure (collect_logs_on_failure): not asked for again.
+    info[agent::kLogsAwaited] = true;
     // The agent's message may quote the image URL (temporary-URL signatures, credentials):
     // every URL in it is masked before it reaches last_error and the log.
     std::string error = report.contains("error") && report["error"].is_string()

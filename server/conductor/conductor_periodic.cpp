@@ -10,6 +10,7 @@
 #include "server/conductor/conductor.h"
 #include "server/conductor/conductor_detail.h"
 #include "server/conductor/node_events_recorder.h"
+#include "server/drivers/agent/ramdisk_logs.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "server/model/resources.h"
@@ -155,6 +156,12 @@ void Conductor::checkWaitingNodes() {
   for (const auto& node : waiting) {
     if (!node[kNodeReservation].isNull() || !registry_.owns(node)) continue;
     const json info = objectField(node, kNodeDriverInternalInfo);
+    if (agent::waitingForLogs(info)) {
+      // Parked for the agent's logs (ramdisk_logs.h): bounded by its own deadline, not by the
+      // callback timeout.
+      if (agent::logsDeadlinePassed(info, nowSeconds)) (void)stopWaitingForLogs(node.uuid());
+      continue;
+    }
     if (info.contains(flow::kWaitUntil) && info[flow::kWaitUntil].is_number_integer()) {
       if (info[flow::kWaitUntil].get<int64_t>() <= nowSeconds) (void)resume(node.uuid(), true);
       continue;

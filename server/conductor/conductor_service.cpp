@@ -11,6 +11,7 @@
 #include "server/conductor/conductor_detail.h"
 #include "server/conductor/firmware_cache.h"
 #include "server/drivers/agent/agent_session.h"
+#include "server/drivers/agent/ramdisk_logs.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "shared/json/json_util.h"
@@ -91,6 +92,12 @@ Result<void> Conductor::tearDownServiceRamdisk(TaskContext& task) {
 
 Result<Conductor::Next> Conductor::finishServicing(TaskContext& task) {
   json& info = task.internalInfo;
+  // deploy_logs_collect = always: the agent's logs before the ramdisk goes (as Ironic's
+  // do_next_service_step, label "service"); the flow waits for them in service wait.
+  if (info.value(flow::kServiceRamdisk, false) &&
+      agent::awaitLogs(task, "service", /*failed=*/false)) {
+    return parkFlow(task, "wait");
+  }
   if (auto r = tearDownServiceRamdisk(task); !r) {
     return failFlow(task, "Failed to tear down servicing of node " + task.uuid() + ": " + r.error().message);
   }

@@ -5,6 +5,7 @@
 #include "server/conductor/flow_keys.h"
 #include "server/conductor/provision_state_machine.h"
 #include "server/drivers/agent/agent_session.h"
+#include "server/drivers/agent/ramdisk_logs.h"
 #include "server/model/node.h"
 #include "server/model/node_history.h"
 #include "server/model/provision_state.h"
@@ -92,8 +93,9 @@ FailurePlan planFailure(std::string_view s, FailureCause cause, bool powerAction
 }
 
 const std::vector<const char*>& failureDroppedKeys() {
-  static const std::vector<const char*> keys = {flow::kWaitUntil, flow::kHold, agent::kCommand,
-                                                agent::kWaiting};
+  static const std::vector<const char*> keys = {flow::kWaitUntil,     flow::kHold,
+                                                agent::kCommand,      agent::kWaiting,
+                                                agent::kLogsDeadline, agent::kFailAfterLogs};
   return keys;
 }
 

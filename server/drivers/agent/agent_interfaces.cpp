@@ -187,6 +187,9 @@ class AgentInspect final : public InspectInterface {
       info["agent_inspecting"] = true;
       return StepResult::Wait;
     }
+    // deploy_logs_collect = always: the agent's logs before the ramdisk goes (Kiln; Ironic
+    // collects none at the end of an inspection); the flow waits for them in inspect wait.
+    if (agent::awaitLogs(task, "inspection", /*failed=*/false)) return StepResult::Wait;
     info.erase("agent_inspecting");
     json properties = objectField(task.node, kNodeProperties);
     applyInventory(properties, info[agent::kInventory]);

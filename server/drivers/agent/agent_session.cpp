@@ -32,8 +32,9 @@ bool tokenMatches(std::string_view presented, std::string_view stored) {
 void resetSession(json& info) {
   // The cached step catalogue survives: it describes the agent image, not the session, and
   // GET /v1/nodes/{id}/cleaning/steps keeps showing it (Ironic wipes it; see docs/protocol.md).
-  for (const char* key : {kToken, "agent_url", "agent_version", "agent_protocol_version",
-                          kLastHeartbeat, kWaiting, kCommand, kResult, kProgress, kLogsRequest}) {
+  for (const char* key :
+       {kToken, "agent_url", "agent_version", "agent_protocol_version", kLastHeartbeat, kWaiting,
+        kCommand, kResult, kProgress, kLogsRequest, kLogsAwaited, kLogsDeadline}) {
     info.erase(key);
   }
 }

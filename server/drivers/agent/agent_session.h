@@ -8,7 +8,8 @@
 //   hardware_manager_version                     recorded from heartbeats
 //   agent_cached_clean_steps / _deploy_steps     the agent's step catalogue, by interface
 //   agent_waiting           what the parked flow waits for: "boot" (the agent's first
-//                           heartbeat), "command" (the result of agent_command), "inventory"
+//                           heartbeat), "command" (the result of agent_command), "inventory",
+//                           "logs" (the answer to collect_logs, ramdisk_logs.h)
 //   agent_command           the command queued for the agent: {id, name, params, queued_at}
 //   agent_result            the finished command, handed from the heartbeat to the worker
 //   agent_progress          progress of the running command (bytes), for operators and demos

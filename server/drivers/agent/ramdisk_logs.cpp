@@ -36,7 +36,46 @@ void requestLogs(TaskContext& task, std::string_view flow) {
                                          {"name", "collect_logs"},
                                          {"params", json::object()},
                                          {"flow", std::string(flow)}};
+  task.internalInfo[kLogsAwaited] = true;
   task.log.info("asked the agent for its logs", {{"flow", std::string(flow)}, {"id", id}});
+}
+
+bool awaitLogs(TaskContext& task, std::string_view flow, bool failed) {
+  json& info = task.internalInfo;
+  if (!logsWanted(task.config, failed) || !agentConnected(task)) return false;
+  if (info.value(kLogsAwaited, false) || info.contains(kLogsRequest)) return false;
+  const std::string id = generateUuid();
+  info[kLogsRequest] = json{{"id", id},
+                            {"name", "collect_logs"},
+                            {"params", json::object()},
+                            {"flow", std::string(flow)}};
+  info[kLogsAwaited] = true;
+  info[kWaiting] = "logs";
+  const int timeout = task.config->deployLogsCollectTimeout;
+  info[kLogsDeadline] =
+      static_cast<int64_t>(std::chrono::system_clock::to_time_t(task.clock->now())) + timeout;
+  task.log.info(
+      "asked the agent for its logs; the flow waits for them",
+      {{"flow", std::string(flow)}, {"id", id}, {"timeout_seconds", std::to_string(timeout)}});
+  return true;
+}
+
+bool waitingForLogs(const json& info) {
+  auto it = info.find(kWaiting);
+  return it != info.end() && it->is_string() && it->get_ref<const std::string&>() == "logs";
+}
+
+bool logsAnswered(const json& info) { return !info.contains(kLogsRequest); }
+
+bool logsDeadlinePassed(const json& info, int64_t nowSeconds) {
+  auto it = info.find(kLogsDeadline);
+  return it == info.end() || !it->is_number_integer() || it->get<int64_t>() <= nowSeconds;
+}
+
+void endLogsWait(json& info) {
+  info.erase(kWaiting);
+  info.erase(kLogsDeadline);
+  info.erase(kLogsRequest);
 }
 
 std::optional<protocol::AgentCommand> pendingLogsCommand(const json& internalInfo) {

@@ -11,6 +11,14 @@
 //     requestLogs() before it queues power_off. The request (driver_internal_info
 //     agent_logs_request) goes out in heartbeat answers ahead of the flow's own command and the
 //     agent answers it before it powers off; it never parks or fails the flow.
+//   - the successful end of cleaning, inspection and servicing with always, and (on_failure or
+//     always) a failure that is not an in-band step's own (a BMC error, a callback timeout, an
+//     abort) while the agent's session is open: awaitLogs() asks for the logs and the conductor
+//     parks the flow in its wait state (agent_waiting "logs") until the answer comes or
+//     [agent] deploy_logs_collect_timeout passes (then a warning), and only then leaves the
+//     ramdisk, or fails the node with the failure it kept aside (agent_logs_then_fail).
+//     Asked once per ramdisk session (agent_logs_awaited, which a failed step's result sets
+//     too: its bundle came with it).
 // The heartbeat takes the bundles out of the results (takeLogs: they never reach
 // driver_internal_info) and, after its transaction, storeLogs() checks each one (base64, size,
 // gzip, tar) and writes it as <node uuid>[_<instance uuid>]_<YYYY-mm-dd-HH-MM-SS>.tar.gz.
@@ -33,6 +41,12 @@
 namespace kiln::server::agent {
 
 inline constexpr const char* kLogsRequest = "agent_logs_request";
+/// The logs of this ramdisk session were asked for, or came with a failed step (once only).
+inline constexpr const char* kLogsAwaited = "agent_logs_awaited";
+/// When a flow parked for its logs goes on without them (seconds since the epoch).
+inline constexpr const char* kLogsDeadline = "agent_logs_deadline";
+/// The failure a flow reports once its logs came or their deadline passed: {message, cause}.
+inline constexpr const char* kFailAfterLogs = "agent_logs_then_fail";
 
 /// Largest bundle kiln-server stores (compressed) and inflates while checking it.
 inline constexpr size_t kMaxLogBundleBytes = 12 * 1024 * 1024;
@@ -46,6 +60,25 @@ bool logsWanted(const Config* config, bool failed);
 /// always and a connected agent, queues collect_logs next to the flow's own commands. `flow`
 /// names it in the log ("deploy").
 void requestLogs(TaskContext& task, std::string_view flow);
+
+/// The end of a flow that leaves the ramdisk (cleaning, inspection, servicing) or its failure
+/// (`failed`): with deploy_logs_collect asking for logs then, the agent's session open and the
+/// logs of this session not asked for yet, queues collect_logs (requestLogs), sets
+/// agent_waiting "logs" and the deadline ([agent] deploy_logs_collect_timeout) and returns
+/// true: the caller parks the flow in its wait state. False: nothing to wait for.
+bool awaitLogs(TaskContext& task, std::string_view flow, bool failed);
+
+/// Whether a parked flow waits for its logs (agent_waiting "logs").
+bool waitingForLogs(const nlohmann::json& internalInfo);
+
+/// Whether the wait for logs is over: the request was answered (or dropped).
+bool logsAnswered(const nlohmann::json& internalInfo);
+
+/// Whether the wait's deadline has passed at `nowSeconds` (a missing deadline has).
+bool logsDeadlinePassed(const nlohmann::json& internalInfo, int64_t nowSeconds);
+
+/// Ends the wait for logs: agent_waiting, the deadline and any unanswered request go.
+void endLogsWait(nlohmann::json& internalInfo);
 
 /// The pending collect_logs command, if any.
 std::optional<protocol::AgentCommand> pendingLogsCommand(const nlohmann::json& internalInfo);

@@ -17,6 +17,7 @@
 #include "shared/core/base64.h"
 #include "shared/core/gzip.h"
 #include "shared/core/tar.h"
+#include "tests/support/log_capture.h"
 #include "tests/support/protocol_golden.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_api.h"
@@ -367,7 +368,8 @@ TEST_CASE("a config drive that cannot be built fails the deployment at write_ima
   };
   kiln::server::InterfaceDeps deps;
   deps.commands = std::make_shared<Missing>();
-  TestApi api("", deps);
+  // No ramdisk logs: with them the failure would wait for the agent's (ramdisk_logs tests).
+  TestApi api("[agent]\ndeploy_logs_collect = never\n", deps);
   createAgentNode(api, "n1");
   makeAvailable(api, "n1");
   REQUIRE(verb(api, "n1", "active", {{"configdrive", {{"meta_data", {{"a", 1}}}}}}).status == 202);
@@ -633,7 +635,8 @@ TEST_CASE("inspect wait times out", "[server][agent]") {
 }
 
 TEST_CASE("heartbeats keep the callback timeout from expiring", "[server][agent]") {
-  TestApi api("[conductor]\ndeploy_callback_timeout = 100\n");
+  // No ramdisk logs: with them the timeout would wait for the agent's (ramdisk_logs tests).
+  TestApi api("[conductor]\ndeploy_callback_timeout = 100\n[agent]\ndeploy_logs_collect = never\n");
   createAgentNode(api, "n1");
   makeAvailable(api, "n1");
   verb(api, "n1", "active");
@@ -1151,4 +1154,291 @@ TEST_CASE("agent log lines are journalled while a worker holds the node", "[serv
   CHECK(agentLogEvents(api, "n1").size() == 2);
   // Nothing else of the heartbeat was recorded: the worker's save would overwrite it.
   CHECK_FALSE(node(api, "n1")["driver_internal_info"].contains("agent_last_heartbeat"));
+// ---- ramdisk logs at the end of every flow, and for failures that are not a step's own -------
+
+namespace {
+
+/// The collect_logs command a heartbeat answer carries (its only command).
+Json logsCommandOf(const Response& r) {
+  REQUIRE(r.status == 202);
+  const Json commands = r.json()["commands"];
+  REQUIRE(commands.size() == 1);
+  REQUIRE(commands[0]["name"] == "collect_logs");
+  return commands[0];
+}
+
+/// The agent's answer to `command`, with a bundle whose agent.log is `line`.
+Json logsAnswer(const Json& command, const std::string& line) {
+  return Json{{"id", command["id"]},
+              {"name", "collect_logs"},
+              {"status", "SUCCEEDED"},
+              {"result", {{"system_logs", bundleBase64(line)}}}};
+}
+
+/// The single bundle under `dir`: named <node uuid>[_<instance uuid>]_<time>.tar.gz, holding
+/// `line` in agent.log.
+void checkOneBundle(const std::filesystem::path& dir, const std::string& nodeUuid,
+                    const std::string& instanceUuid, const std::string& line) {
+  const auto files = storedBundles(dir);
+  REQUIRE(files.size() == 1);
+  const std::string name = files[0].filename().string();
+  INFO(name);
+  const std::string prefix = nodeUuid + "_" + (instanceUuid.empty() ? "" : instanceUuid + "_");
+  CHECK(name.rfind(prefix, 0) == 0);
+  CHECK(name.size() == prefix.size() + 19 + 7);
+  CHECK(name.substr(name.size() - 7) == ".tar.gz");
+  std::ifstream in(files[0], std::ios::binary);
+  const std::string stored((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto tar = kiln::gunzip(stored, 1 << 20);
+  REQUIRE(tar);
+  auto log = kiln::tarMemberContent(*tar, "agent.log");
+  REQUIRE(log);
+  CHECK(*log == line);
+}
+
+constexpr const char* kInventory = R"({
+    "cpu": {"count": 4, "architecture": "x86_64"},
+    "memory": {"total": 4294967296, "physical_mb": 4096},
+    "root_disk": {"name": "/dev/vda", "size": 21474836480},
+    "interfaces": [{"name": "eth0", "mac_address": "52:54:00:12:34:56"}]})";
+
+}  // namespace
+
+TEST_CASE(
+    "ramdisk logs: always collects at the end of cleaning, inspection and servicing, "
+    "before the ramdisk goes",
+    "[server][agent][ramdisk_logs]") {
+  kiln::test::TempDir dir("kiln-logs");
+  TestApi api(logsConfig(dir, "always"));
+  ScriptedAgent agent{api};
+
+  SECTION("automated cleaning") {
+    createAgentNode(api, "n1");
+    verb(api, "n1", "manage");
+    REQUIRE(verb(api, "n1", "provide").status == 202);
+    REQUIRE(agent.lookup().status == 200);
+    auto metadata = commandOf(agent.beat());
+    auto erase = commandOf(agent.finish(metadata));
+    const Json logs = logsCommandOf(agent.finish(erase));
+    // The ramdisk is still up, waiting for the answer.
+    Json n = node(api, "n1");
+    CHECK(n["provision_state"] == "clean wait");
+    CHECK(n["power_state"] == "power on");
+    CHECK(storedBundles(dir.file("deploy")).empty());
+    auto done = agent.beat(Json::array({logsAnswer(logs, "INFO agent: cleaned\n")}));
+    CHECK(done.json()["acknowledged"] == Json::array({logs["id"]}));
+    n = node(api, "n1");
+    CHECK(n["provision_state"] == "available");
+    CHECK(n["power_state"] == "power off");
+    CHECK(n["last_error"].is_null());
+    CHECK(n["driver_internal_info"].dump().find("agent_logs") == std::string::npos);
+    checkOneBundle(dir.file("deploy"), n["uuid"], "", "INFO agent: cleaned\n");
+  }
+
+  SECTION("manual cleaning") {
+    createAgentNode(api, "n1");
+    makeAvailable(api, "n1");
+    verb(api, "n1", "manage");
+    REQUIRE(verb(api, "n1", "clean",
+                 {{"clean_steps", {{{"interface", "deploy"}, {"step", "erase_devices_metadata"}}}}})
+                .status == 202);
+    REQUIRE(agent.lookup().status == 200);
+    auto metadata = commandOf(agent.beat());
+    const Json logs = logsCommandOf(agent.finish(metadata));
+    CHECK(node(api, "n1")["provision_state"] == "clean wait");
+    agent.beat(Json::array({logsAnswer(logs, "INFO agent: manual\n")}));
+    const Json n = node(api, "n1");
+    CHECK(n["provision_state"] == "manageable");
+    CHECK(n["power_state"] == "power off");
+    checkOneBundle(dir.file("deploy"), n["uuid"], "", "INFO agent: manual\n");
+  }
+
+  SECTION("inspection") {
+    createAgentNode(api, "n1", {{"inspect_interface", "agent"}});
+    verb(api, "n1", "manage");
+    REQUIRE(verb(api, "n1", "inspect").status == 202);
+    REQUIRE(agent.lookup().status == 200);
+    Json body = agent.beatBody();
+    body["inventory"] = Json::parse(kInventory);
+    auto r = api.post("/v1/heartbeat/" + agent.uuid, body);
+    api.settle();
+    const Json logs = logsCommandOf(r);
+    Json n = node(api, "n1");
+    CHECK(n["provision_state"] == "inspect wait");
+    CHECK(n["power_state"] == "power on");
+    agent.beat(Json::array({logsAnswer(logs, "INFO agent: inventory sent\n")}));
+    n = node(api, "n1");
+    CHECK(n["provision_state"] == "manageable");
+    CHECK(n["properties"]["cpus"] == 4);
+    CHECK(n["power_state"] == "power off");
+    checkOneBundle(dir.file("deploy"), n["uuid"], "", "INFO agent: inventory sent\n");
+  }
+
+  SECTION("servicing") {
+    api.version = "1." + std::to_string(kiln::server::ver::k87Service);
+    const std::string instance = "7a0b9d6c-56a4-4b0e-9f3a-1c2d3e4f5a6b";
+    createAgentNode(
+        api, "s1",
+        {{"deploy_interface", "fake"}, {"raid_interface", "agent"}, {"instance_uuid", instance}});
+    makeAvailable(api, "s1");
+    REQUIRE(verb(api, "s1", "active").status == 202);
+    const Json raid{{"logical_disks", {{{"size_gb", "MAX"}, {"raid_level", "1"}}}}};
+    REQUIRE(verb(api, "s1", "service",
+                 {{"service_steps", Json::array({{{"interface", "raid"},
+                                                  {"step", "apply_configuration"},
+                                                  {"args", {{"raid_config", raid}}}}})}})
+                .status == 202);
+    REQUIRE(agent.lookup().status == 200);
+    auto apply = commandOf(agent.beat());
+    const Json logs = logsCommandOf(agent.finish(apply, "SUCCEEDED", {{"raid_config", raid}}));
+    CHECK(node(api, "s1")["provision_state"] == "service wait");
+    agent.beat(Json::array({logsAnswer(logs, "INFO agent: serviced\n")}));
+    const Json n = node(api, "s1");
+    CHECK(n["provision_state"] == "active");
+    CHECK(n["power_state"] == "power on");
+    checkOneBundle(dir.file("deploy"), n["uuid"], instance, "INFO agent: serviced\n");
+  }
+}
+
+TEST_CASE("ramdisk logs: never and on_failure collect nothing at the end of a successful flow",
+          "[server][agent][ramdisk_logs]") {
+  kiln::test::TempDir dir("kiln-logs");
+  const std::string when = GENERATE("never", "on_failure");
+  TestApi api(logsConfig(dir, when));
+  ScriptedAgent agent{api};
+  SECTION("cleaning") {
+    createAgentNode(api, "n1");
+    verb(api, "n1", "manage");
+    verb(api, "n1", "provide");
+    REQUIRE(agent.lookup().status == 200);
+    auto metadata = commandOf(agent.beat());
+    auto erase = commandOf(agent.finish(metadata));
+    auto r = agent.finish(erase);
+    CHECK(r.json()["commands"].empty());
+    CHECK(node(api, "n1")["provision_state"] == "available");
+  }
+  SECTION("inspection") {
+    createAgentNode(api, "n1", {{"inspect_interface", "agent"}});
+    verb(api, "n1", "manage");
+    verb(api, "n1", "inspect");
+    REQUIRE(agent.lookup().status == 200);
+    Json body = agent.beatBody();
+    body["inventory"] = Json::parse(kInventory);
+    auto r = api.post("/v1/heartbeat/" + agent.uuid, body);
+    api.settle();
+    CHECK(r.json()["commands"].empty());
+    CHECK(node(api, "n1")["provision_state"] == "manageable");
+  }
+  CHECK(storedBundles(dir.file("deploy")).empty());
+}
+
+TEST_CASE(
+    "ramdisk logs: an agent that does not answer holds a flow only until "
+    "deploy_logs_collect_timeout, then a warning",
+    "[server][agent][ramdisk_logs]") {
+  kiln::test::TempDir dir("kiln-logs");
+  TestApi api(logsConfig(dir, "always") + "deploy_logs_collect_timeout = 30\n");
+  kiln::test::LogCapture logs(kiln::LogLevel::Warning);
+  ScriptedAgent agent{api};
+  std::string waitState, endState;
+  SECTION("cleaning") {
+    createAgentNode(api, "n1");
+    verb(api, "n1", "manage");
+    verb(api, "n1", "provide");
+    REQUIRE(agent.lookup().status == 200);
+    auto metadata = commandOf(agent.beat());
+    auto erase = commandOf(agent.finish(metadata));
+    logsCommandOf(agent.finish(erase));
+    waitState = "clean wait";
+    endState = "available";
+  }
+  SECTION("inspection") {
+    createAgentNode(api, "n1", {{"inspect_interface", "agent"}});
+    verb(api, "n1", "manage");
+    verb(api, "n1", "inspect");
+    REQUIRE(agent.lookup().status == 200);
+    Json body = agent.beatBody();
+    body["inventory"] = Json::parse(kInventory);
+    logsCommandOf(api.post("/v1/heartbeat/" + agent.uuid, body));
+    waitState = "inspect wait";
+    endState = "manageable";
+  }
+  api.clock().advance(std::chrono::seconds(20));
+  api.runPeriodic();
+  REQUIRE(node(api, "n1")["provision_state"] == waitState);
+  CHECK(logs.text().find("did not send its logs") == std::string::npos);
+  api.clock().advance(std::chrono::seconds(11));
+  api.runPeriodic();
+  const Json n = node(api, "n1");
+  CHECK(n["provision_state"] == endState);
+  CHECK(n["power_state"] == "power off");
+  CHECK(n["last_error"].is_null());
+  CHECK(storedBundles(dir.file("deploy")).empty());
+  CHECK_THAT(logs.text(), Catch::Contains("the agent did not send its logs in time"));
+}
+
+TEST_CASE(
+    "ramdisk logs: on_failure collects before a server-side step failure fails cleaning; "
+    "last_error keeps the step's error",
+    "[server][agent][ramdisk_logs]") {
+  kiln::test::TempDir dir("kiln-logs");
+  TestApi api(logsConfig(dir, "on_failure") + "deploy_logs_collect_timeout = 30\n");
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  verb(api, "n1", "manage");
+  // An in-band step, then one kiln-server runs itself whose arguments make it fail.
+  REQUIRE(verb(api, "n1", "clean",
+               {{"clean_steps",
+                 {{{"interface", "deploy"}, {"step", "erase_devices_metadata"}},
+                  {{"interface", "deploy"}, {"step", "wait"}, {"args", {{"seconds", "x"}}}}}}})
+              .status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  const Json erase = commandOf(agent.beat());
+  const Response after = agent.finish(erase);
+  // The failure waits for the logs: the node still waits, the agent is asked.
+  Json n = node(api, "n1");
+  REQUIRE(n["provision_state"] == "clean wait");
+  CHECK(n["last_error"].is_null());
+  Json logs = after.json()["commands"].empty() ? logsCommandOf(agent.beat())
+                                               : after.json()["commands"][0];
+  REQUIRE(logs["name"] == "collect_logs");
+  SECTION("the agent answers") {
+    agent.beat(Json::array({logsAnswer(logs, "INFO agent: erased\n")}));
+    n = node(api, "n1");
+    checkOneBundle(dir.file("deploy"), n["uuid"], "", "INFO agent: erased\n");
+  }
+  SECTION("the agent does not answer") {
+    kiln::test::LogCapture warnings(kiln::LogLevel::Warning);
+    api.clock().advance(std::chrono::seconds(31));
+    api.runPeriodic();
+    n = node(api, "n1");
+    CHECK(storedBundles(dir.file("deploy")).empty());
+    CHECK_THAT(warnings.text(), Catch::Contains("the agent did not send its logs in time"));
+  }
+  CHECK(n["provision_state"] == "clean failed");
+  CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("deploy.wait"));
+  CHECK(n["reservation"].is_null());
+  CHECK(n["driver_internal_info"].dump().find("agent_logs_then_fail") == std::string::npos);
+}
+
+TEST_CASE("ramdisk logs: a callback timeout fails at once without asking for logs",
+          "[server][agent][ramdisk_logs]") {
+  kiln::test::TempDir dir("kiln-logs");
+  TestApi api(logsConfig(dir, "always") + "[conductor]\ndeploy_callback_timeout = 100\n");
+  createAgentNode(api, "n1");
+  makeAvailable(api, "n1");
+  REQUIRE(verb(api, "n1", "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  commandOf(agent.beat());  // write_image, never answered; the agent falls silent
+  api.clock().advance(std::chrono::seconds(101));
+  api.runPeriodic();
+  const Json n = node(api, "n1");
+  CHECK(n["provision_state"] == "deploy failed");
+  CHECK_THAT(n["last_error"].get<std::string>(),
+             Catch::StartsWith("Timeout reached while waiting for callback for node") &&
+                 Catch::Contains("deploy.write_image"));
+  CHECK(n["power_state"] == "power off");
+  CHECK(storedBundles(dir.file("deploy")).empty());
 }
