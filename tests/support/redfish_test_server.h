@@ -66,8 +66,8 @@ struct RedfishDrive {
   int64_t capacityBytes = 0;
   std::string mediaType = "HDD";  ///< "HDD" or "SSD"
   std::string protocol = "SAS";   ///< "SAS", "SATA", "NVMe", ...
-  std::string model;              ///< Model; "" = not reported
-  std::string health;             ///< Status.Health; "" = no Status
+  std::string model{};            ///< Model; "" = not reported
+  std::string health{};           ///< Status.Health; "" = no Status
   std::string state = "Enabled";  ///< Status.State (with health); "" = not reported
 };
 
