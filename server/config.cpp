@@ -400,6 +400,11 @@ std::vector<ConfigOption> makeOptions() {
   o.push_back(ipmiSeconds("command_retry_interval", &IpmitoolOptions::retryDelay, 0, 600, 2));
   o.push_back(ipmiSeconds("command_timeout", &IpmitoolOptions::commandTimeout, 1, 3600, 30));
 
+  // [sensor_data]
+  o.push_back(optBool("sensor_data", "send_sensor_data", &C::sendSensorData, false));
+  o.push_back(optBool("sensor_data", "enable_for_undeployed_nodes",
+                      &C::sensorDataForUndeployedNodes, false));
+
   // [metrics]
   o.push_back(optBool("metrics", "enabled", &C::metricsEnabled, true));
   o.push_back(optString("metrics", "listen_address", &C::metricsListenAddress, ""));

@@ -164,6 +164,10 @@ struct Config {
   int metricsPort = 9608;           ///< with metricsListenAddress; 0 = an ephemeral port (tests)
   bool metricsRequireAuth = false;  ///< scrapes need the API's credentials (auth_strategy)
 
+  // [sensor_data] (Ironic's options): BMC sensor metrics, read in the power-state sync
+  bool sendSensorData = false;                ///< send_sensor_data: read and serve them
+  bool sensorDataForUndeployedNodes = false;  ///< enable_for_undeployed_nodes: not only active
+
   // [http_basic_roles]  user = admin | observer   (Kiln extension)
   std::map<std::string, Role> userRoles;
   Role defaultRole = Role::Admin;  ///< [http_basic_roles] default_role

@@ -12,6 +12,7 @@
 
 #include "server/conductor/conductor_metrics.h"
 #include "server/drivers/bmc_metrics.h"
+#include "server/drivers/sensor_metrics.h"
 #include "server/model/node.h"
 #include "server/storage/storage_metrics.h"
 #include "shared/core/log.h"
@@ -221,6 +222,8 @@ std::string renderMetrics(Storage& storage, const Config& config) {
   out.reserve(32 * 1024);
   metrics::TextWriter writer(out);
   metrics::processRegistry().renderTo(writer);
+  // The BMC sensor samples of the nodes this server read ([sensor_data] send_sensor_data).
+  processSensorMetrics().render(writer);
 
   const bool databaseUp = renderNodes(writer, storage);
   const std::vector<std::string> none;

@@ -9,7 +9,8 @@
 //   kiln_agent_lookups_total{result}             counter: found, not_found, invalid, error
 // and, made at scrape time: kiln_nodes{provision_state,power_state,maintenance} (the whole
 // fleet, from the database), kiln_database_up, kiln_server_info{host,version} (which server
-// answered), kiln_build_info{version} and the process_* metrics of this process.
+// answered), kiln_build_info{version}, the process_* metrics of this process, and the BMC
+// sensor gauges this server read (server/drivers/sensor_metrics.h).
 //
 // Cost: RequestMetrics resolves each route's children once; recording a request is a hash
 // lookup on the route's address, a scan of a few atomics and three atomic adds, no lock and no

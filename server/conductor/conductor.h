@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -379,6 +380,8 @@ class Conductor {
   /// (force_power_state_during_sync) runs under the node's lock, and the outcome is written in
   /// one short transaction that re-checks the node first.
   bool syncPowerState(const Record& node);
+  /// Reads the node's sensors into the sensor metrics ([sensor_data] send_sensor_data).
+  void readSensors(TaskContext& task, ManagementInterface& management);
   void periodicLoop();
 
   Deps deps_;
@@ -394,6 +397,9 @@ class Conductor {
   bool stopping_ = false;
   std::chrono::steady_clock::time_point lastPowerSync_{};
   bool powerSyncDone_ = false;
+  /// The nodes whose sensors the current power-state sync pass read ([sensor_data]); the
+  /// others' sensor samples go at the end of the pass.
+  std::set<std::string> sensorNodesRead_;
   std::chrono::steady_clock::time_point lastEventsPrune_{};
   bool eventsPruneDone_ = false;
 };

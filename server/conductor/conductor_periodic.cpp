@@ -11,6 +11,7 @@
 #include "server/conductor/conductor_detail.h"
 #include "server/conductor/node_events_recorder.h"
 #include "server/drivers/agent/ramdisk_logs.h"
+#include "server/drivers/sensor_metrics.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "server/model/resources.h"
@@ -228,14 +229,33 @@ void Conductor::syncPowerStates() {
       {ListFilter::Op::IsNull, kNodeReservation, {}, {}}};
   const auto started = std::chrono::steady_clock::now();
   int64_t visited = 0;
+  sensorNodesRead_.clear();
   forEachNode(deps_.storage, filters, [&](const Record& n) {
     ++visited;
     return syncPowerState(n);
   });
+  // Sensor samples of the nodes this pass did not read go: deleted nodes, nodes that lost
+  // their redfish driver, went to another conductor or into maintenance, failed reads.
+  processSensorMetrics().retainOnly(host(), sensorNodesRead_);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started).count();
   log_.info("power state sync pass finished",
              {{"nodes", std::to_string(visited)}, {"milliseconds", std::to_string(ms)}});
+}
+
+void Conductor::readSensors(TaskContext& task, ManagementInterface& management) {
+  // Sensors are extra: a BMC without Thermal or Power, or one that answers garbage, gives no
+  // samples and never fails the power sync.
+  auto data = management.getSensorData(task);
+  if (!data) {
+    task.log.debug("cannot read the node's sensors", {{"error", data.error().message}});
+    return;
+  }
+  if (!*data) return;
+  const SensorNode node{task.node.uuid(), task.node.optStr(kNodeName).value_or(""),
+                        task.node.optStr(kNodeInstanceUuid).value_or("")};
+  processSensorMetrics().publish(host(), node, **data);
+  sensorNodesRead_.insert(node.uuid);
 }
 
 bool Conductor::syncPowerState(const Record& n) {
@@ -278,6 +298,10 @@ bool Conductor::syncPowerState(const Record& n) {
     } else {
       task.log.warning("cannot read the node's health", {{"error", h.error().message}});
     }
+  }
+  if (observed && deps_.config.sendSensorData && driver->management &&
+      (deps_.config.sensorDataForUndeployedNodes || s == state::kActive)) {
+    readSensors(task, *driver->management);
   }
   const std::optional<std::string> recorded = task.node.optStr(kNodePowerState);
   // force_power_state_during_sync puts the recorded state back, under the node's lock: taken

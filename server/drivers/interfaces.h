@@ -22,6 +22,7 @@
 
 #include "server/config.h"
 #include "server/drivers/hardware_types.h"
+#include "server/drivers/sensor_data.h"
 #include "server/model/interface_type.h"
 #include "server/model/bios_setting.h"
 #include "server/model/firmware_component.h"
@@ -201,6 +202,12 @@ class ManagementInterface : public HardwareInterface {
   /// report one (IPMI).
   virtual Result<std::optional<std::string>> getHealth(TaskContext& task) {
     return std::optional<std::string>();
+  }
+  /// The node's sensors (temperatures, fans, power supplies, drives) for the sensor metrics
+  /// ([sensor_data] send_sensor_data, read in the power-state sync); nullopt when the interface
+  /// has none to report (the default).
+  virtual Result<std::optional<SensorData>> getSensorData(TaskContext& task) {
+    return std::optional<SensorData>();
   }
   /// The node's indicators; only those of `component` unless it is empty.
   virtual Result<Indicators> supportedIndicators(TaskContext& task, std::string_view component) {

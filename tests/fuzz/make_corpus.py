@@ -329,9 +329,29 @@ def small_parser_seeds(out):
         write(out, "small_parsers", "n" + number)
     for sep, text in ((",", " a ,, ,b,"), (",", ""), (";", "a;\tb ;c"), (".", "a..b.")):
         write(out, "small_parsers", "s" + sep + text)
+    # Redfish sensor resources (server/drivers/redfish/redfish_sensors.h).
+    for resource in redfish_sensor_seeds():
+        write(out, "small_parsers", "r" + resource)
     # A ramdisk log bundle (tar.gz), as bytes and as the agent's base64, and a bare tar.
     for bundle in log_bundle_seeds():
         write(out, "small_parsers", b"l" + bundle)
+
+
+def redfish_sensor_seeds():
+    status = '"Status": {"State": "Enabled", "Health": "OK"}'
+    return [
+        '{"Id": "Thermal", "Temperatures": [{"MemberId": "0", "PhysicalContext": "CPU", '
+        '"ReadingCelsius": 62, "MaxReadingRangeTemp": 120.0, "SensorNumber": 1, %s}], '
+        '"Fans": [{"MemberId": "0", "Reading": 6000, "ReadingUnits": "RPM", %s}]}' % (status, status),
+        '{"Id": "Power", "PowerSupplies": [{"MemberId": "0", "PowerCapacityWatts": 1450, '
+        '"LastPowerOutputWatts": 650, "SerialNumber": "SN1", %s}]}' % status,
+        '{"Id": "1", "Name": "Disk 0", "Model": "M", "CapacityBytes": 3750000000, '
+        '"Status": {"Health": "Critical"}}',
+        '{"Id": "1", "Devices": [{"Name": "Backplane"}, {"Name": "SSD", "CapacityBytes": 1, %s}]}'
+        % status,
+        '{"Manufacturer": "Kiln", "Model": "X", "UUID": "u", "Temperatures": [{"PhysicalContext": '
+        '"Odd Name\\n", "ReadingCelsius": 1e308, "Status": {"State": "enabled"}}, null, 3]}',
+    ]
 
 
 def log_bundle_seeds():

@@ -10,21 +10,30 @@
 //   'l' a ramdisk log bundle as an agent sends it (server/drivers/agent/ramdisk_logs.h,
 //       decodeLogBundle): the input as the base64 text, and the input's bytes base64-encoded
 //       (so gzip and tar are reached); the bytes as a tar archive (listTar, tarMemberContent)
+//   'r' a BMC's Redfish sensor resource (server/drivers/redfish/redfish_sensors.h): the input
+//       as JSON read as a Thermal, a Power, a Drive and a SimpleStorage resource and as a
+//       System, and the samples made of it (server/drivers/sensor_metrics.h): valid names,
+//       bounded label values and series, a rendering that lists each family once
+//       (selected by 'r' only, so the other parsers' inputs keep their meaning)
 // None may crash, and what they accept must hold together: canonical forms parse back to
 // themselves, parseInt agrees with a reference reading of the digits.
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <set>
 #include <string>
 #include <string_view>
 
 #include "server/drivers/agent/ramdisk_logs.h"
+#include "server/drivers/redfish/redfish_sensors.h"
+#include "server/drivers/sensor_metrics.h"
 #include "server/model/capabilities.h"
 #include "shared/core/base64.h"
 #include "shared/core/gzip.h"
 #include "shared/core/strings.h"
 #include "shared/core/tar.h"
+#include "shared/metrics/metrics.h"
 #include "shared/net/ip.h"
 #include "shared/net/mac.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -210,13 +219,48 @@ void checkLogBundle(std::string_view bytes) {
   }
 }
 
+void checkRedfishSensors(std::string_view text) {
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded()) return;
+  server::SensorData data = server::parseRedfishSystemExtra(doc);
+  for (auto& r : server::parseRedfishThermal(doc, "1")) data.sensors.push_back(std::move(r));
+  for (auto& r : server::parseRedfishPower(doc, "1")) data.sensors.push_back(std::move(r));
+  for (auto& r : server::parseRedfishSimpleStorage(doc, "1")) data.sensors.push_back(std::move(r));
+  if (auto d = server::parseRedfishDrive(doc, "s", "1")) data.sensors.push_back(std::move(*d));
+  if (data.sensors.size() > 3 * server::kMaxRedfishSensorMembers + 1) {
+    fail("redfish sensors: more members than the bound", text);
+  }
+  const auto samples = server::sensorSamples({"u", "n", ""}, data);
+  if (samples.size() > server::kMaxSensorSeriesPerNode) fail("sensor samples: unbounded", text);
+  for (const auto& s : samples) {
+    if (!metrics::isValidMetricName(s.metric)) fail("sensor samples: metric " + s.metric, text);
+    if (s.labelNames.size() != s.labelValues.size()) fail("sensor samples: labels", text);
+    for (const auto& name : s.labelNames) {
+      if (!metrics::isValidLabelName(name)) fail("sensor samples: label " + name, text);
+    }
+    for (const auto& value : s.labelValues) {
+      if (value.size() > server::kMaxSensorLabelValueBytes) fail("sensor samples: value", text);
+    }
+  }
+  server::SensorMetrics store;
+  store.publish("h", {"u", "n", ""}, data);
+  std::string out;
+  metrics::TextWriter writer(out);
+  store.render(writer);
+  std::set<std::string_view> families;
+  for (const std::string_view line : split(out, '\n')) {
+    if (!line.starts_with("# TYPE ")) continue;
+    if (!families.insert(line).second) fail("sensor rendering: a family twice", text);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::InputReader in(data, size);
   uint8_t which = in.byte();
   if (which != 'm' && which != 'i' && which != 'c' && which != 'n' && which != 's' &&
-      which != 'l') {
+      which != 'l' && which != 'r') {
     which = static_cast<uint8_t>("micnsl"[which % 6]);
   }
   switch (which) {
@@ -238,6 +282,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 'l':
       checkLogBundle(in.rest());
+      break;
+    case 'r':
+      checkRedfishSensors(in.rest());
       break;
     default:
       checkLists(in);

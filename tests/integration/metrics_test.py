@@ -2,7 +2,8 @@
 """GET /metrics of a real kiln-server against Prometheus' own tools (docs/observability.md
 "Metrics").
 
-  --check  (ctest metrics_promtool): a scrape after nodes in several states, API requests that
+  --check  (ctest metrics_promtool): a scrape after nodes in several states, a redfish node on a
+           fake BMC whose sensors the power sync reads, API requests that
            matched a route and did not, a lookup and a heartbeat, passes `promtool check
            metrics` (Prometheus' parser and its lint: names, units, _total, HELP); the alert
            rules of docs/observability.md pass `promtool check rules`.
@@ -58,6 +59,80 @@ def make_fleet(server):
     return expected
 
 
+class FakeRedfish:
+    """A Redfish BMC on loopback for one System with a chassis whose Thermal and Power carry
+    sensors (the sensor metrics, docs/observability.md "Sensor metrics"), without
+    authentication."""
+
+    RESOURCES = {
+        "/redfish/v1": {"Systems": {"@odata.id": "/redfish/v1/Systems"}},
+        "/redfish/v1/Systems": {"Members": [{"@odata.id": "/redfish/v1/Systems/1"}]},
+        "/redfish/v1/Systems/1": {
+            "Id": "1", "PowerState": "Off", "Manufacturer": "Kiln", "Model": "Metrics \"Test\"",
+            "UUID": "8b3a4b1c-5d6e-4f70-8192-a3b4c5d6e7f8",
+            "Links": {"Chassis": [{"@odata.id": "/redfish/v1/Chassis/1"}]}},
+        "/redfish/v1/Chassis/1": {"Id": "1", "Thermal": {"@odata.id": "/redfish/v1/Chassis/1/Thermal"},
+                                  "Power": {"@odata.id": "/redfish/v1/Chassis/1/Power"}},
+        "/redfish/v1/Chassis/1/Thermal": {
+            "Id": "Thermal",
+            "Temperatures": [
+                {"MemberId": "0", "PhysicalContext": "CPU", "ReadingCelsius": 62.5,
+                 "SensorNumber": 1, "Status": {"State": "Enabled", "Health": "OK"}},
+                {"MemberId": "1", "PhysicalContext": "Odd Context\n\"x\"", "ReadingCelsius": 20,
+                 "Status": {"State": "Enabled", "Health": "Warning"}}],
+            "Fans": [{"MemberId": "0", "Reading": 6000, "ReadingUnits": "RPM",
+                      "Status": {"State": "Enabled", "Health": "OK"}}]},
+        "/redfish/v1/Chassis/1/Power": {
+            "Id": "Power",
+            "PowerSupplies": [{"MemberId": "0", "PowerCapacityWatts": 800.0,
+                               "Status": {"State": "Enabled", "Health": "Critical"}}]},
+    }
+
+    def __init__(self):
+        import http.server
+        import threading
+        resources = self.RESOURCES
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = resources.get(self.path.split("?")[0].rstrip("/"))
+                data = json.dumps(body if body is not None else {"error": {"message": "no"}}).encode()
+                self.send_response(200 if body is not None else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.address = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def add_sensor_node(server, bmc):
+    """A manageable redfish node on `bmc`; waits until a scrape shows its sensors (the power
+    sync reads them every second) and returns that scrape."""
+    status, body = server.call("POST", "/v1/nodes", {"driver": "redfish", "name": "rf",
+                                                     "driver_info": {"redfish_address": bmc.address}})
+    assert status == 201, body
+    server.provision("rf", {"target": "manage"})
+    server.wait_for("rf", {"manageable"}, unlocked=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        text = scrape(server)
+        if "baremetal_power_status{" in text:
+            return text
+        time.sleep(0.2)  # poll interval; the deadline above decides
+    raise AssertionError("no sensor series after 60 s:\n" + scrape(server))
+
+
 def alert_rules():
     """The ```yaml block of docs/observability.md that holds the alert rules."""
     with open(os.path.join(ROOT, "docs", "observability.md")) as f:
@@ -74,6 +149,11 @@ def check(server, workdir):
         print("promtool not installed (Debian package prometheus): skipped")
         return SKIP
     make_fleet(server)
+    bmc = FakeRedfish()
+    try:
+        add_sensor_node(server, bmc)
+    finally:
+        bmc.stop()
     server.call("GET", "/v1/nodes/m1")
     server.call("GET", "/v1/no/such/path")
     server.call("GET", "/v1/lookup?addresses=52:54:00:00:00:01")
@@ -81,7 +161,9 @@ def check(server, workdir):
     text = scrape(server)
     for needed in ("kiln_nodes{", "kiln_api_requests_total{", "kiln_heartbeats_total ",
                    "kiln_agent_lookups_total{", "kiln_db_transaction_duration_seconds_bucket{",
-                   "kiln_server_info{", "process_start_time_seconds "):
+                   "kiln_server_info{", "process_start_time_seconds ",
+                   "baremetal_temp_cpu_celsius{", "baremetal_temp_odd_context__x__celsius{",
+                   "baremetal_fan_status{", "baremetal_temperature_status{"):
         assert needed in text, needed
     res = subprocess.run([promtool, "check", "metrics"], input=text.encode(),
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
@@ -179,9 +261,13 @@ def main():
         print("Debian's prometheus package is not installed: skipped")
         return SKIP
     with tempfile.TemporaryDirectory(prefix="kiln-metrics-") as workdir:
-        server = KilnServer(args.server, workdir,
-                            "[DEFAULT]\nenabled_hardware_types = fake-hardware\nhost = metrics-test\n"
-                            "[conductor]\nsync_power_state_interval = 0\n")
+        # --check: a redfish node's sensor series too ([sensor_data], a power sync every second).
+        config = ("[DEFAULT]\nenabled_hardware_types = fake-hardware%s\nhost = metrics-test\n"
+                  "[conductor]\nsync_power_state_interval = %d\n"
+                  % (",redfish" if args.check else "", 1 if args.check else 0))
+        if args.check:
+            config += "[sensor_data]\nsend_sensor_data = true\nenable_for_undeployed_nodes = true\n"
+        server = KilnServer(args.server, workdir, config)
         try:
             server.start()
             return check(server, workdir) if args.check else with_prometheus(server, workdir)

@@ -138,7 +138,8 @@ void setAttribute(std::vector<std::pair<std::string, std::string>>& attrs, const
 
 /// Whether the system links a chassis (/redfish/v1/Chassis/<id>).
 bool hasChassis(const RedfishSystemState& s) {
-  return !s.chassisIndicatorLed.empty() || !s.networkAdapters.empty();
+  return !s.chassisIndicatorLed.empty() || !s.networkAdapters.empty() || !s.thermalBody.empty() ||
+         !s.powerBody.empty();
 }
 
 /// A firmware update started by SimpleUpdate.
@@ -391,6 +392,8 @@ struct RedfishTestServer::State {
     if (!s.networkAdapters.empty()) {
       chassis["NetworkAdapters"] = {{"@odata.id", s.chassisPath() + "/NetworkAdapters"}};
     }
+    if (!s.thermalBody.empty()) chassis["Thermal"] = {{"@odata.id", s.chassisPath() + "/Thermal"}};
+    if (!s.powerBody.empty()) chassis["Power"] = {{"@odata.id", s.chassisPath() + "/Power"}};
     return chassis;
   }
 
@@ -892,6 +895,11 @@ struct RedfishTestServer::State {
                       {"MediaType", d.mediaType},
                       {"Protocol", d.protocol}};
         if (!d.name.empty()) drive["Name"] = d.name;
+        if (!d.model.empty()) drive["Model"] = d.model;
+        if (!d.health.empty()) {
+          drive["Status"] = {{"Health", d.health}};
+          if (!d.state.empty()) drive["Status"]["State"] = d.state;
+        }
         return getOnly(std::move(drive));
       }
       if (!st.hasVolumes) continue;
@@ -1363,6 +1371,12 @@ struct RedfishTestServer::State {
         if (method == "GET") return jsonReply(200, renderChassis(e.state));
         if (method == "PATCH") return patchChassis(e, request);
         return redfishError(405, "ActionNotSupported", "Method not allowed.");
+      }
+      for (const auto& [suffix, body] :
+           {std::pair{"/Thermal", &e.state.thermalBody}, std::pair{"/Power", &e.state.powerBody}}) {
+        if (body->empty() || path != e.state.chassisPath() + suffix) continue;
+        if (method != "GET") return redfishError(405, "ActionNotSupported", "Method not allowed.");
+        return Reply{200, *body, {}};
       }
       if (path == resetPath(e.state)) {
         if (method != "POST") return redfishError(405, "ActionNotSupported", "Method not allowed.");

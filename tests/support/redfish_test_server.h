@@ -7,7 +7,8 @@
 // settings object, Bios.ResetBios), firmware versions (BiosVersion, the Manager's
 // FirmwareVersion, NetworkAdapters) with an UpdateService whose SimpleUpdate runs a Task,
 // Storage (RAID controllers with Drives and a Volumes collection: GET, POST and DELETE, at once
-// or through a Task), and SessionService sessions, with optional
+// or through a Task), the chassis' Thermal and Power resources (sensors), and SessionService
+// sessions, with optional
 // credential enforcement (basic and/or session), a power change that takes effect only after a
 // configurable number of polls, error injection and a record of every request received.
 //
@@ -65,6 +66,9 @@ struct RedfishDrive {
   int64_t capacityBytes = 0;
   std::string mediaType = "HDD";  ///< "HDD" or "SSD"
   std::string protocol = "SAS";   ///< "SAS", "SATA", "NVMe", ...
+  std::string model{};            ///< Model; "" = not reported
+  std::string health{};           ///< Status.Health; "" = no Status
+  std::string state = "Enabled";  ///< Status.State (with health); "" = not reported
 };
 
 /// A volume (a logical disk) of a Storage (<system>/Storage/<storage id>/Volumes/<id>).
@@ -218,6 +222,11 @@ struct RedfishSystemState {
   std::string managerFirmwareVersion;
   std::string managerModel;
   std::vector<RedfishNetworkAdapter> networkAdapters;
+  /// Sensors (the sensor metrics): the bodies of the chassis' Thermal and Power resources
+  /// (<chassis>/Thermal, <chassis>/Power), served as they are (JSON or not, for malformed
+  /// answers); "" = the chassis links none. With either, the system links its chassis.
+  std::string thermalBody;
+  std::string powerBody;
   /// RAID (the redfish raid interface): the Storage collection (<system>/Storage); empty = the
   /// system links none.
   std::vector<RedfishStorage> storage;

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "server/drivers/redfish/redfish_common.h"
+#include "server/drivers/redfish/redfish_sensors.h"
 #include "server/drivers/redfish/redfish_virtual_media.h"
 #include "server/drivers/vmedia/vmedia_boot.h"
 #include "shared/core/secrets.h"
@@ -492,6 +493,12 @@ Result<std::optional<std::string>> RedfishManagement::getHealth(TaskContext& tas
   const std::string value = health->get<std::string>();
   if (value != "OK" && value != "Warning" && value != "Critical") return std::optional<std::string>();
   return std::optional<std::string>(value);
+}
+
+Result<std::optional<SensorData>> RedfishManagement::getSensorData(TaskContext& task) {
+  auto bmc = KILN_TRY(connectRedfish(http_, task));
+  return std::optional<SensorData>(
+      KILN_TRY(readRedfishSensors(*bmc.client, bmc.systemPath, task.log)));
 }
 
 }  // namespace kiln::server

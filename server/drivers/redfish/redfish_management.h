@@ -66,6 +66,9 @@ class RedfishManagement final : public ManagementInterface {
   bool hasVirtualMedia() const override { return true; }
   /// System.Status.Health ("OK", "Warning", "Critical"); nullopt when absent.
   Result<std::optional<std::string>> getHealth(TaskContext& task) override;
+  /// The System's sensors (server/drivers/redfish/redfish_sensors.h); only a System the BMC
+  /// does not answer for is an error.
+  Result<std::optional<SensorData>> getSensorData(TaskContext& task) override;
 
  private:
   HttpClientPtr http_;

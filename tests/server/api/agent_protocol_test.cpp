@@ -1154,6 +1154,8 @@ TEST_CASE("agent log lines are journalled while a worker holds the node", "[serv
   CHECK(agentLogEvents(api, "n1").size() == 2);
   // Nothing else of the heartbeat was recorded: the worker's save would overwrite it.
   CHECK_FALSE(node(api, "n1")["driver_internal_info"].contains("agent_last_heartbeat"));
+}
+
 // ---- ramdisk logs at the end of every flow, and for failures that are not a step's own -------
 
 namespace {
