@@ -32,12 +32,7 @@ std::string RamdiskRecord::mask(std::string_view text) const {
 
 std::string RamdiskRecord::maskLocked(std::string_view text) const {
   std::string out(text);
-  for (const auto& secret : secrets_) {
-    for (size_t at = out.find(secret); at != std::string::npos;
-         at = out.find(secret, at + kMaskedValue.size())) {
-      out.replace(at, secret.size(), kMaskedValue);
-    }
-  }
+  for (const auto& secret : secrets_) maskSecretIn(out, secret);
   return out;
 }
 

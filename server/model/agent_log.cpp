@@ -11,15 +11,6 @@ namespace kiln::server {
 
 namespace {
 
-/// Replaces every occurrence of `secret` in `text` by the mask.
-void maskAll(std::string& text, std::string_view secret) {
-  if (secret.empty()) return;
-  for (size_t at = text.find(secret); at != std::string::npos;
-       at = text.find(secret, at + kMaskedValue.size())) {
-    text.replace(at, secret.size(), kMaskedValue);
-  }
-}
-
 /// The first space-separated word of `text` (after skipping spaces) and the rest after it.
 std::pair<std::string_view, std::string_view> word(std::string_view text) {
   text = trimView(text, " ");
@@ -46,7 +37,7 @@ AgentLogLine readAgentLogLine(std::string_view raw, std::string_view token) {
   while (!raw.empty() && (raw.back() == '\n' || raw.back() == '\r')) raw.remove_suffix(1);
   // Masked before it is cut (no half secret survives a cut), escaped before it is measured.
   std::string text = escapeInvalidUtf8(raw);
-  maskAll(text, token);
+  maskSecretIn(text, token);
   text = maskUrlsInText(text, UrlScope::All);
   const size_t kept = truncateUtf8(text, protocol::LogBatch::kMaxLineBytes).size();
   out.cutBytes = text.size() - kept;

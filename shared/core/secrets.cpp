@@ -82,6 +82,14 @@ bool mayContainSecret(std::string_view text) {
   return containsFragment(asciiLower(text));  // any fragment anywhere in the text
 }
 
+void maskSecretIn(std::string& text, std::string_view secret) {
+  if (secret.empty()) return;
+  for (size_t at = text.find(secret); at != std::string::npos;
+       at = text.find(secret, at + kMaskedValue.size())) {
+    text.replace(at, secret.size(), kMaskedValue);
+  }
+}
+
 std::string maskUrl(std::string_view url) {
   const size_t sep = url.find("://");
   if (sep == std::string_view::npos || !isScheme(url.substr(0, sep))) {

@@ -32,6 +32,10 @@ bool isSecretKey(std::string_view key);
 /// with userinfo can be in it, so the text can be shown without parsing.
 bool mayContainSecret(std::string_view text);
 
+/// Replaces every occurrence of `secret` in `text` by kMaskedValue (nothing when `secret` is
+/// empty): a known secret (a BMC password, a token) quoted by a tool, a BMC or an agent.
+void maskSecretIn(std::string& text, std::string_view secret);
+
 /// Rule 2 for one URL. Text that is not an absolute URL ("scheme://...") gives "******".
 std::string maskUrl(std::string_view url);
 

@@ -93,10 +93,11 @@ class LoginHandler(QuietHandler):
 
 
 class ImageServer:
-    """Serves a directory over HTTP on 127.0.0.1 (a thread)."""
+    """Serves a directory over HTTP on 127.0.0.1 (a thread), with `handler` (a LoginHandler
+    subclass may change how files are sent)."""
 
-    def __init__(self, directory):
-        handler = functools.partial(LoginHandler, directory=directory)
+    def __init__(self, directory, handler=None):
+        handler = functools.partial(handler or LoginHandler, directory=directory)
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()

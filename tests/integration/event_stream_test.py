@@ -21,7 +21,6 @@ Needs root and loop devices (exit 77 otherwise).
 Usage: event_stream_test.py --server build/server/kiln-server --agent build/agent/kiln-agent
 """
 import argparse
-import functools
 import hashlib
 import http.client
 import json
@@ -36,10 +35,9 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_integration_test import (AGENT_SERVER_CONFIG, AgentProcess, LoginHandler, MAC,  # noqa: E402
-                                    IMAGE_USER, IMAGE_PASSWORD, patch)
+from agent_integration_test import (AGENT_SERVER_CONFIG, AgentProcess, ImageServer,  # noqa: E402
+                                    LoginHandler, MAC, IMAGE_USER, IMAGE_PASSWORD, patch)
 from kiln_process import KilnServer, VERSION, print_log_tails  # noqa: E402
-import http.server  # noqa: E402
 
 DISK_BYTES = 64 << 20
 IMAGE_BYTES = 32 << 20
@@ -63,19 +61,6 @@ class SlowHandler(LoginHandler):
                 return
             outputfile.write(data)
             time.sleep(len(data) / RATE)
-
-
-class SlowImageServer:
-    def __init__(self, directory):
-        handler = functools.partial(SlowHandler, directory=directory)
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def url(self, name):
-        return "http://127.0.0.1:%d/%s" % (self.httpd.server_address[1], name)
-
-    def stop(self):
-        self.httpd.shutdown()
 
 
 class EventStream:
@@ -171,7 +156,7 @@ def main():
         if proc.returncode != 0:
             skip("losetup -f --show failed: " + proc.stderr.strip())
         loop = proc.stdout.strip()
-        images_http = SlowImageServer(images)
+        images_http = ImageServer(images, SlowHandler)
         server = KilnServer(args.server, work, AGENT_SERVER_CONFIG)
         agent_log = os.path.join(work, "agent.log")
         agent = None

@@ -50,11 +50,7 @@ std::string quoteOutput(std::string_view text) {
 /// password, but its output (and a BMC's error text in it) is quoted into last_error, the node
 /// history and the log, which must never show it whatever the tool or the BMC says.
 std::string withoutPassword(std::string text, const std::optional<std::string>& password) {
-  if (!password || password->empty()) return text;
-  for (size_t pos = text.find(*password); pos != std::string::npos;
-       pos = text.find(*password, pos + kMaskedValue.size())) {
-    text.replace(pos, password->size(), kMaskedValue);
-  }
+  if (password) maskSecretIn(text, *password);
   return text;
 }
 

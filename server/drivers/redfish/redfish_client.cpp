@@ -256,13 +256,8 @@ HttpRequest RedfishClient::baseRequest(std::string_view method, std::string_view
 
 std::string RedfishClient::maskCredentials(std::string_view text) const {
   std::string out(text);
-  for (const std::string* secret : {&config_.password, &token_}) {
-    if (secret->empty()) continue;
-    for (size_t pos = out.find(*secret); pos != std::string::npos;
-         pos = out.find(*secret, pos + kMaskedValue.size())) {
-      out.replace(pos, secret->size(), kMaskedValue);
-    }
-  }
+  maskSecretIn(out, config_.password);
+  maskSecretIn(out, token_);
   return out;
 }
 

@@ -1051,6 +1051,16 @@ TEST_CASE("ramdisk logs: bundles are checked before they are stored",
 
 namespace {
 
+/// Node `name` (made available without cleaning) asked to deploy, and its agent looked up.
+ScriptedAgent deployingAgent(TestApi& api, const std::string& name) {
+  createAgentNode(api, name);
+  makeAvailable(api, name);
+  REQUIRE(verb(api, name, "active").status == 202);
+  ScriptedAgent agent{api};
+  REQUIRE(agent.lookup().status == 200);
+  return agent;
+}
+
 /// The node's agent_log events, oldest first.
 Json agentLogEvents(TestApi& api, const std::string& ident) {
   auto r = api.get("/v1/nodes/" + ident + "/events?kind=agent_log");
@@ -1063,11 +1073,7 @@ Json agentLogEvents(TestApi& api, const std::string& ident) {
 TEST_CASE("agent log lines in a heartbeat are journalled, read, masked and acknowledged",
           "[server][agent][events]") {
   TestApi api;
-  createAgentNode(api, "n1");
-  makeAvailable(api, "n1");
-  REQUIRE(verb(api, "n1", "active").status == 202);
-  ScriptedAgent agent{api};
-  REQUIRE(agent.lookup().status == 200);
+  ScriptedAgent agent = deployingAgent(api, "n1");
   Json body = agent.beatBody();
   body["log"] = {
       {"first_seq", 7},
@@ -1113,11 +1119,7 @@ TEST_CASE("agent log lines in a heartbeat are journalled, read, masked and ackno
 TEST_CASE("a heartbeat keeps at most a bounded share of its log lines and acknowledges those",
           "[server][agent][events]") {
   TestApi api;
-  createAgentNode(api, "n1");
-  makeAvailable(api, "n1");
-  REQUIRE(verb(api, "n1", "active").status == 202);
-  ScriptedAgent agent{api};
-  REQUIRE(agent.lookup().status == 200);
+  ScriptedAgent agent = deployingAgent(api, "n1");
   Json body = agent.beatBody();
   Json lines = Json::array();
   for (int i = 0; i < 40; ++i) lines.push_back(std::string(2000, 'a' + i % 26));
@@ -1132,11 +1134,7 @@ TEST_CASE("a heartbeat keeps at most a bounded share of its log lines and acknow
 
 TEST_CASE("agent log lines are journalled while a worker holds the node", "[server][agent][events]") {
   TestApi api;
-  createAgentNode(api, "n1");
-  makeAvailable(api, "n1");
-  REQUIRE(verb(api, "n1", "active").status == 202);
-  ScriptedAgent agent{api};
-  REQUIRE(agent.lookup().status == 200);
+  ScriptedAgent agent = deployingAgent(api, "n1");
   {
     auto tx = api.app().storage().begin(kiln::server::Storage::Mode::Write).value();
     auto rec = tx->nodes().findBy(kiln::server::kNodeName, kiln::server::Value::text("n1")).value();
@@ -1428,11 +1426,7 @@ TEST_CASE("ramdisk logs: a callback timeout fails at once without asking for log
           "[server][agent][ramdisk_logs]") {
   kiln::test::TempDir dir("kiln-logs");
   TestApi api(logsConfig(dir, "always") + "[conductor]\ndeploy_callback_timeout = 100\n");
-  createAgentNode(api, "n1");
-  makeAvailable(api, "n1");
-  REQUIRE(verb(api, "n1", "active").status == 202);
-  ScriptedAgent agent{api};
-  REQUIRE(agent.lookup().status == 200);
+  ScriptedAgent agent = deployingAgent(api, "n1");
   commandOf(agent.beat());  // write_image, never answered; the agent falls silent
   api.clock().advance(std::chrono::seconds(101));
   api.runPeriodic();
