@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "server/config/dnsmasq_options.h"
 #include "server/config/option_values.h"
 #include "server/local_files.h"
 #include "shared/core/file.h"
@@ -405,6 +406,44 @@ std::vector<ConfigOption> makeOptions() {
   o.push_back(optBool("sensor_data", "enable_for_undeployed_nodes",
                       &C::sensorDataForUndeployedNodes, false));
 
+  // [dhcp], [dnsmasq]: the provisioning network (server/drivers/dhcp/)
+  o.push_back(optChoice("dhcp", "dhcp_provider", &C::dhcpProvider, {"none", "dnsmasq"}, "none"));
+  o.push_back(optBool("dnsmasq", "manage", &C::dnsmasqManage, false));
+  o.push_back(optString("dnsmasq", "binary", &C::dnsmasqBinary, "/usr/sbin/dnsmasq"));
+  o.push_back(optCustom(
+      "dnsmasq", "interface",
+      [](const ConfigOption&, const std::string& text, const std::string& where,
+         Config& c) -> Result<void> {
+        if (auto problem = interfaceNameProblem(text)) return invalid(where + ": \"" + text + "\" " + *problem);
+        c.dnsmasqInterface = text;
+        return {};
+      }));
+  o.push_back(optCustom(
+      "dnsmasq", "dhcp_range",
+      [](const ConfigOption&, const std::string& text, const std::string& where,
+         Config& c) -> Result<void> {
+        if (auto ranges = parseDhcpRanges(text); !ranges) return invalid(where + ": " + ranges.error().message);
+        c.dnsmasqDhcpRange = text;
+        return {};
+      }));
+  o.push_back(optBool("dnsmasq", "ignore_unknown_hosts", &C::dnsmasqIgnoreUnknownHosts, true));
+  o.push_back(optString("dnsmasq", "dhcp_hostsdir", &C::dnsmasqHostsDir, "/var/lib/kiln/dnsmasq/hosts"));
+  o.push_back(optString("dnsmasq", "dhcp_optsdir", &C::dnsmasqOptsDir, "/var/lib/kiln/dnsmasq/opts"));
+  o.push_back(optString("dnsmasq", "dhcp_leasefile", &C::dnsmasqLeaseFile,
+                        "/var/lib/kiln/dnsmasq/dnsmasq.leases"));
+  o.push_back(optString("dnsmasq", "config_file", &C::dnsmasqConfigFile,
+                        "/var/lib/kiln/dnsmasq/dnsmasq.conf"));
+  o.push_back(optBool("dnsmasq", "enable_tftp", &C::dnsmasqEnableTftp, true));
+  o.push_back(optCustom(
+      "dnsmasq", "router",
+      [](const ConfigOption&, const std::string& text, const std::string& where,
+         Config& c) -> Result<void> {
+        if (!text.empty() && !ipv4Number(text)) return invalid(where + ": \"" + text + "\" is not an IPv4 address");
+        c.dnsmasqRouter = text;
+        return {};
+      }));
+  o.push_back(optInt("dnsmasq", "sync_interval", &C::dnsmasqSyncInterval, 1, 3600, 10));
+
   // [metrics]
   o.push_back(optBool("metrics", "enabled", &C::metricsEnabled, true));
   o.push_back(optString("metrics", "listen_address", &C::metricsListenAddress, ""));
@@ -448,6 +487,44 @@ Result<void> finish(Config& c, const std::function<std::string(const char*, cons
       c.externalHttpUrl.rfind("https://", 0) != 0) {
     return invalid(where("deploy", "external_http_url") +
                    " must be an http:// or https:// URL, got '" + c.externalHttpUrl + "'");
+  }
+  if (c.dhcpProvider == "dnsmasq") {
+    // Every value below reaches dnsmasq's files: checked here, once, at start-up.
+    const std::string& apiUrl = c.apiUrl.empty() ? c.publicEndpoint : c.apiUrl;
+    if (apiUrl.empty()) {
+      return invalid(where("dhcp", "dhcp_provider") +
+                     " is dnsmasq but neither [conductor] api_url nor [api] public_endpoint is set: "
+                     "DHCP answers point booting machines at that URL");
+    }
+    if (!dnsmasqSafeValue(apiUrl)) {
+      return invalid(where("conductor", "api_url") +
+                     " cannot be handed out by DHCP: it must be printable ASCII without spaces, "
+                     "',', '#', quotes or backslashes");
+    }
+    std::vector<std::pair<const char*, std::string*>> paths = {
+        {"dhcp_hostsdir", &c.dnsmasqHostsDir}, {"dhcp_optsdir", &c.dnsmasqOptsDir},
+        {"dhcp_leasefile", &c.dnsmasqLeaseFile}, {"config_file", &c.dnsmasqConfigFile}};
+    for (const auto& [key, path] : paths) {
+      if (path->empty() || path->front() != '/' || !dnsmasqSafeValue(*path)) {
+        return invalid(where("dnsmasq", key) +
+                       " must be an absolute path of printable ASCII without spaces, ',', '#', "
+                       "quotes or backslashes, got '" + *path + "'");
+      }
+    }
+    if (c.dnsmasqManage) {
+      if (c.dnsmasqInterface.empty()) {
+        return invalid(where("dnsmasq", "manage") + " is true but [dnsmasq] interface is not set");
+      }
+      if (c.dnsmasqDhcpRange.empty()) {
+        return invalid(where("dnsmasq", "manage") + " is true but [dnsmasq] dhcp_range is not set");
+      }
+      if (c.dnsmasqEnableTftp && (c.tftpRoot.empty() || c.tftpRoot.front() != '/' ||
+                                  !dnsmasqSafeValue(c.tftpRoot))) {
+        return invalid(where("pxe", "tftp_root") +
+                       " cannot be served by the managed dnsmasq: it must be an absolute path of "
+                       "printable ASCII without spaces, ',', '#', quotes or backslashes");
+      }
+    }
   }
   if (c.imageServerAuthStrategy == "http_basic") {
     std::vector<std::string> missing;

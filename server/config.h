@@ -168,6 +168,23 @@ struct Config {
   bool sendSensorData = false;                ///< send_sensor_data: read and serve them
   bool sensorDataForUndeployedNodes = false;  ///< enable_for_undeployed_nodes: not only active
 
+  // [dhcp] (Ironic's option) and [dnsmasq] (Ironic's directory names; the rest Kiln's):
+  // the provisioning network's DHCP (server/drivers/dhcp/, docs/provisioning-network.md)
+  std::string dhcpProvider = "none";  ///< none | dnsmasq
+  bool dnsmasqManage = false;         ///< kiln-server runs and supervises dnsmasq itself
+  std::string dnsmasqBinary = "/usr/sbin/dnsmasq";
+  std::string dnsmasqInterface;       ///< the provisioning network's interface (manage = true)
+  /// dhcp_range: ';'-separated "START,END[,NETMASK][,LEASE]" (server/drivers/dhcp/dnsmasq_config.h)
+  std::string dnsmasqDhcpRange;
+  bool dnsmasqIgnoreUnknownHosts = true;  ///< answer only the MACs Kiln wrote an entry for
+  std::string dnsmasqHostsDir = "/var/lib/kiln/dnsmasq/hosts";    ///< dhcp_hostsdir
+  std::string dnsmasqOptsDir = "/var/lib/kiln/dnsmasq/opts";      ///< dhcp_optsdir
+  std::string dnsmasqLeaseFile = "/var/lib/kiln/dnsmasq/dnsmasq.leases";  ///< dhcp_leasefile
+  std::string dnsmasqConfigFile = "/var/lib/kiln/dnsmasq/dnsmasq.conf";   ///< generated (manage)
+  bool dnsmasqEnableTftp = true;   ///< the managed dnsmasq serves [pxe] tftp_root by TFTP
+  std::string dnsmasqRouter;       ///< option 3 for the local ranges; "" = none sent
+  int dnsmasqSyncInterval = 10;    ///< seconds between rewrites of every entry from the database
+
   // [http_basic_roles]  user = admin | observer   (Kiln extension)
   std::map<std::string, Role> userRoles;
   Role defaultRole = Role::Admin;  ///< [http_basic_roles] default_role

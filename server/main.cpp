@@ -76,8 +76,8 @@ int main(int argc, char** argv) {
   }
   // The first-stage boot loaders the pxe and ipxe boot interfaces need on the TFTP server.
   const auto& boot = (*app)->drivers().enabledInterfaces(kiln::server::InterfaceType::Boot);
-  if (std::find(boot.begin(), boot.end(), "pxe") != boot.end() ||
-      std::find(boot.begin(), boot.end(), "ipxe") != boot.end()) {
+  auto enabled = [&](const char* name) { return std::find(boot.begin(), boot.end(), name) != boot.end(); };
+  if (enabled("pxe") || enabled("ipxe") || enabled("http-ipxe") || enabled("http")) {
     if (auto copied = kiln::server::installLoaderFiles(config); !copied) {
       if (config.loaderFilePathsSet) {
         log.error("cannot install the boot loaders", {{"error", copied.error().message}});

@@ -19,8 +19,18 @@ Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
   KILN_TRY_VOID(app->interfaces_->checkComplete());
   app->auth_ = KILN_TRY(Authenticator::create(app->config_));
   app->storage_ = KILN_TRY(openStorage(app->config_.connection));
-  app->conductor_ = std::make_unique<Conductor>(Conductor::Deps{
-      *app->storage_, *app->interfaces_, *app->drivers_, app->config_, *app->clock_});
+  if (app->config_.dhcpProvider == "dnsmasq" && app->config_.dnsmasqManage) {
+    KILN_TRY_VOID(checkManagedDnsmasq(app->config_, interfaceIpv4Networks(app->config_.dnsmasqInterface)));
+    app->dnsmasq_ = std::make_unique<DnsmasqSupervisor>(app->config_);
+  }
+  ServerApp* self = app.get();
+  app->dhcp_ = KILN_TRY(makeDhcpProvider(app->config_, [self] {
+    if (self->dnsmasq_) self->dnsmasq_->reload();  // forget the deleted files' entries
+  }));
+  Conductor::Deps conductorDeps{*app->storage_, *app->interfaces_, *app->drivers_, app->config_,
+                                *app->clock_};
+  conductorDeps.dhcp = app->dhcp_.get();
+  app->conductor_ = std::make_unique<Conductor>(conductorDeps);
   app->eventHub_ = std::make_unique<NodeEventHub>(*app->storage_, app->config_);
   ApiDeps apiDeps{app->config_, *app->storage_, *app->drivers_,
                   *app->clock_, *app->auth_,    *app->conductor_};
@@ -42,6 +52,12 @@ Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
 Result<void> ServerApp::start(bool http, bool periodic) {
   eventHub_->start();  // before the first transaction that may append events
   KILN_TRY_VOID(conductor_->start(periodic));
+  if (config_.dhcpProvider == "dnsmasq") {
+    // The entries first, so that dnsmasq reads them when it starts.
+    dhcpSync_ = std::make_unique<DhcpSync>(*storage_, *dhcp_, config_.dnsmasqSyncInterval);
+    KILN_TRY_VOID(dhcpSync_->start());
+  }
+  if (dnsmasq_) KILN_TRY_VOID(dnsmasq_->start());
   if (!http) return {};
   endpoint_ = std::make_unique<HttpEndpoint>(*api_, config_);
   KILN_TRY_VOID(endpoint_->start());
@@ -57,6 +73,8 @@ void ServerApp::stop() {
   if (endpoint_) endpoint_->stop();
   if (eventHub_) eventHub_->stop();
   if (conductor_) conductor_->stop();
+  if (dhcpSync_) dhcpSync_->stop();
+  if (dnsmasq_) dnsmasq_->stop();
 }
 
 }  // namespace kiln::server

@@ -14,6 +14,9 @@
 #include "server/api/node_event_hub.h"
 #include "server/config.h"
 #include "server/conductor/conductor.h"
+#include "server/conductor/dhcp_sync.h"
+#include "server/drivers/dhcp/dhcp_provider.h"
+#include "server/drivers/dhcp/dnsmasq_process.h"
 #include "server/drivers/driver_registry.h"
 #include "server/drivers/interface_registry.h"
 #include "server/storage/storage.h"
@@ -30,8 +33,9 @@ class ServerApp {
                                                    std::shared_ptr<const Clock> clock = nullptr,
                                                    InterfaceDeps deps = {});
 
-  /// Starts the conductor (recovery, workers, periodic thread when `periodic`) and the HTTP
-  /// endpoint (unless `http` is false: in-process tests).
+  /// Starts the conductor (recovery, workers, periodic thread when `periodic`), the DHCP entries'
+  /// sync and the managed dnsmasq ([dhcp], [dnsmasq]) and the HTTP endpoint (unless `http` is
+  /// false: in-process tests).
   Result<void> start(bool http = true, bool periodic = true);
   void stop();
 
@@ -44,6 +48,9 @@ class ServerApp {
   const Config& config() const { return config_; }
   const DriverRegistry& drivers() const { return *drivers_; }
   NodeEventHub& eventHub() { return *eventHub_; }
+  DhcpProvider& dhcp() { return *dhcp_; }
+  /// The managed dnsmasq; null unless [dnsmasq] manage.
+  DnsmasqSupervisor* dnsmasq() { return dnsmasq_.get(); }
 
  private:
   ServerApp() = default;
@@ -51,6 +58,9 @@ class ServerApp {
   Config config_;
   std::shared_ptr<const Clock> clock_;
   StoragePtr storage_;
+  std::unique_ptr<DhcpProvider> dhcp_;
+  std::unique_ptr<DnsmasqSupervisor> dnsmasq_;
+  std::unique_ptr<DhcpSync> dhcpSync_;
   std::unique_ptr<DriverRegistry> drivers_;
   std::unique_ptr<InterfaceRegistry> interfaces_;
   std::unique_ptr<Conductor> conductor_;

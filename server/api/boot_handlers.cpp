@@ -1,6 +1,7 @@
 #include "server/api/boot_handlers.h"
 
 #include "server/api/handler_support.h"
+#include "server/drivers/netboot/loader_files.h"
 #include "server/drivers/netboot/netboot.h"
 #include "server/drivers/vmedia/vmedia_boot.h"
 #include "server/local_files.h"
@@ -11,6 +12,12 @@
 
 namespace kiln::server {
 namespace {
+
+/// The boot interfaces whose machines run iPXE and fetch the per-MAC script: ipxe, http-ipxe,
+/// and http (firmware without UEFI HTTP boot falls back to PXE and iPXE).
+bool bootsIpxeScript(std::string_view bootInterface) {
+  return bootInterface == "ipxe" || bootInterface == "http-ipxe" || bootInterface == "http";
+}
 
 ApiResponse textResponse(std::string body, std::string contentType = "text/plain") {
   ApiResponse r;
@@ -48,7 +55,7 @@ Result<ApiResponse> BootHandlers::macScript(RequestContext& ctx) {
   auto node = KILN_TRY(tx->nodes().findBy(kNodeUuid, Value::text(ports[0].str(kPortNodeUuid))));
   if (!node) return textResponse(netboot::localBootScript("the port's node is gone"));
   const auto internal = objectField(*node, kNodeDriverInternalInfo);
-  if (node->str(kNodeBootInterface) != "ipxe" || internal.value("boot_target", "") != "agent") {
+  if (!bootsIpxeScript(node->str(kNodeBootInterface)) || internal.value("boot_target", "") != "agent") {
     return textResponse(netboot::localBootScript("node " + node->uuid() + " boots from its disk"));
   }
   const auto driverInfo = objectField(*node, kNodeDriverInfo);
@@ -65,6 +72,7 @@ Result<ApiResponse> BootHandlers::macScript(RequestContext& ctx) {
 }
 
 Result<ApiResponse> BootHandlers::file(RequestContext& ctx) {
+  if (ctx.param(0) == "loaders") return loader(ctx);
   const std::string& which = ctx.param(1);
   if (which != "kernel" && which != "ramdisk") return notFound("The resource could not be found.");
   auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));
@@ -72,7 +80,7 @@ Result<ApiResponse> BootHandlers::file(RequestContext& ctx) {
   // Unauthenticated: every refusal is the same 404, naming no path (the reason goes to the log,
   // and node validate / last_error tell the operator).
   constexpr const char* kNotFound = "The resource could not be found.";
-  if (!node || node->str(kNodeBootInterface) != "ipxe") return notFound(kNotFound);
+  if (!node || !bootsIpxeScript(node->str(kNodeBootInterface))) return notFound(kNotFound);
   auto images = netboot::deployImages(deps_.config, objectField(*node, kNodeDriverInfo));
   if (!images) return notFound(kNotFound);
   const std::string& location = which == "kernel" ? images->kernel : images->ramdisk;
@@ -84,6 +92,19 @@ Result<ApiResponse> BootHandlers::file(RequestContext& ctx) {
     return notFound(kNotFound);
   }
   return textResponse(std::move(*body), "application/octet-stream");
+}
+
+Result<ApiResponse> BootHandlers::loader(RequestContext& ctx) {
+  // GET /boot/loaders/<name>: a boot loader kiln-server copied into tftp_root at start-up (UEFI
+  // HTTP boot fetches iPXE by HTTP). Public: only the configured loaders' names, only from
+  // tftp_root; anything else is the same 404.
+  const std::string& name = ctx.param(1);
+  bool known = false;
+  for (const auto& loaderName : loaderFileNames(deps_.config)) known = known || loaderName == name;
+  if (!known) return notFound("The resource could not be found.");
+  auto body = readRegularFile(deps_.config.tftpRoot + "/" + name);
+  if (!body) return notFound("The resource could not be found.");
+  return textResponse(std::move(*body), "application/efi");
 }
 
 Result<ApiResponse> BootHandlers::virtualMedia(RequestContext& ctx) {

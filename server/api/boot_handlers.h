@@ -22,6 +22,9 @@ class BootHandlers {
   Result<ApiResponse> chain(RequestContext& ctx);
   Result<ApiResponse> macScript(RequestContext& ctx);
   Result<ApiResponse> file(RequestContext& ctx);
+  /// GET /boot/loaders/{name} (routed through file()): a boot loader from [pxe] tftp_root, only
+  /// the names server/drivers/netboot/loader_files.h copies there.
+  Result<ApiResponse> loader(RequestContext& ctx);
   /// GET /v1/vmedia/{name}: an ISO the redfish-virtual-media boot interface wrote into
   /// [deploy] http_root; only names it gives (vmedia::isBootIsoName), only regular files (no
   /// symbolic link is followed); anything else is the same 404.

@@ -113,6 +113,7 @@ Conductor::Conductor(Deps deps)
     : deps_(deps),
       tasks_(deps.storage, deps.clock, deps.config, deps.config.host),
       registry_({deps.storage, deps.config, deps.clock, hardwareTypeNames(deps.drivers)}) {
+  tasks_.setDhcp(deps.dhcp);
   overrides_.clean = deps_.config.cleanStepPriorityOverride;
   overrides_.deploy = deps_.config.deployStepPriorityOverride;
   if (deps_.config.eraseDevicesPriority) {

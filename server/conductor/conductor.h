@@ -79,6 +79,7 @@ class Conductor {
     const DriverRegistry& drivers;
     const Config& config;
     const Clock& clock;
+    DhcpProvider* dhcp = nullptr;  ///< the provisioning network's DHCP; null = none
   };
 
   explicit Conductor(Deps deps);

@@ -4,6 +4,7 @@
 
 #include "server/conductor/node_events_recorder.h"
 #include "server/conductor/provision_state_machine.h"
+#include "server/drivers/dhcp/dhcp_provider.h"
 #include "server/model/node.h"
 #include "server/model/resources.h"
 #include "server/storage/queries/node_history.h"
@@ -61,6 +62,7 @@ Result<TaskContext> TaskStore::load(Transaction& tx, const std::string& uuid,
   }
   task.config = &config_;
   task.clock = &clock_;
+  task.dhcp = dhcp_;
   task.log = Logger("conductor").with("node", uuid);
   return task;
 }
@@ -109,7 +111,19 @@ Result<void> TaskStore::saveNew(TaskContext& task, const FieldMask& extra,
   KILN_TRY_VOID(save(*tx, task, extra));
   if (event) KILN_TRY_VOID(recordHistory(*tx, task.node.id(), *event));
   if (also) KILN_TRY_VOID(also(*tx));
-  return tx->commit();
+  KILN_TRY_VOID(tx->commit());
+  syncDhcpAfterSave(task);
+  return {};
+}
+
+void TaskStore::syncDhcpAfterSave(const TaskContext& task) const {
+  // A task loaded without its ports cannot say which MACs to write: the periodic sync
+  // (server/conductor/dhcp_sync.h) covers those saves.
+  if (!dhcp_ || task.ports.empty()) return;
+  if (auto synced = dhcp_->syncNode(dhcpNodeOf(task)); !synced) {
+    task.log.warning("could not update the node's DHCP entries",
+                     {{"error", synced.error().message}});
+  }
 }
 
 Result<void> TaskStore::saveReleasing(TaskContext& task, const FieldMask& extra,

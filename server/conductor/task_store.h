@@ -33,6 +33,11 @@ class TaskStore {
   TaskStore(Storage& storage, const Clock& clock, const Config& config, std::string host)
       : storage_(storage), clock_(clock), config_(config), host_(std::move(host)) {}
 
+  /// The DHCP provider tasks get (task.dhcp) and that saves keep in line with the node: after
+  /// a committed save of a task that holds its ports, the node's DHCP entries are rewritten
+  /// when what they depend on changed (a failure or maintenance ends the network boot).
+  void setDhcp(DhcpProvider* dhcp) { dhcp_ = dhcp; }
+
   Storage& storage() const { return storage_; }
   const Clock& clock() const { return clock_; }
   const std::string& host() const { return host_; }
@@ -73,10 +78,14 @@ class TaskStore {
   /// state then stays, and false is returned.
   bool transition(TaskContext& task, std::string_view event) const;
 
+  /// After a committed save: the node's DHCP entries (see setDhcp). Logs what fails.
+  void syncDhcpAfterSave(const TaskContext& task) const;
+
   /// The conductor-owned node fields save() writes back.
   static const FieldMask& ownedFields();
 
  private:
+  DhcpProvider* dhcp_ = nullptr;
   Storage& storage_;
   const Clock& clock_;
   const Config& config_;

@@ -98,6 +98,8 @@ constexpr ImplementationDef kImplementations[] = {
     {IT::Boot, "fake", {}},
     {IT::Boot, "idrac-redfish-virtual-media", kVirtualMediaProperties, false,
      "redfish-virtual-media"},
+    {IT::Boot, "http", kNetbootProperties},
+    {IT::Boot, "http-ipxe", kNetbootProperties},
     {IT::Boot, "ipxe", kNetbootProperties},
     {IT::Boot, "pxe", kNetbootProperties},
     {IT::Boot, "redfish-virtual-media", kVirtualMediaProperties},
@@ -149,7 +151,7 @@ HardwareTypeDef generic(std::string_view name, std::vector<std::string_view> pow
   HardwareTypeDef hw{name, {}};
   auto set = [&](IT t, std::vector<std::string_view> v) { hw.supported[static_cast<size_t>(t)] = v; };
   set(IT::Bios, {"no-bios"});
-  set(IT::Boot, {"ipxe", "pxe"});
+  set(IT::Boot, {"ipxe", "pxe", "http-ipxe", "http"});
   set(IT::Console, {"no-console"});
   set(IT::Deploy, {"direct"});
   set(IT::Firmware, {"no-firmware"});
@@ -172,7 +174,8 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
     // so new nodes keep no-bios unless they ask for it).
     HardwareTypeDef redfish = generic("redfish", {"redfish"}, {"redfish"});
     redfish.supported[static_cast<size_t>(IT::Bios)] = {"no-bios", "redfish"};
-    redfish.supported[static_cast<size_t>(IT::Boot)] = {"ipxe", "pxe", "redfish-virtual-media"};
+    redfish.supported[static_cast<size_t>(IT::Boot)] = {"ipxe", "pxe", "http-ipxe", "http",
+                                                         "redfish-virtual-media"};
     // Ironic's order: the redfish firmware interface first (Metal3 names it on every node).
     redfish.supported[static_cast<size_t>(IT::Firmware)] = {"redfish", "no-firmware"};
     // Ironic lists redfish, no-raid, agent (so its default is redfish, which its default
@@ -201,7 +204,7 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
     HardwareTypeDef fake{"fake-hardware", {}};
     auto set = [&](IT t, std::vector<std::string_view> s) { fake.supported[static_cast<size_t>(t)] = s; };
     set(IT::Bios, {"fake", "no-bios"});
-    set(IT::Boot, {"fake", "ipxe", "pxe"});
+    set(IT::Boot, {"fake", "ipxe", "pxe", "http-ipxe", "http"});
     set(IT::Console, {"fake", "no-console"});
     set(IT::Deploy, {"fake", "direct"});
     // no-firmware first: new nodes get Ironic's default (its enabled_firmware_interfaces is

@@ -40,6 +40,7 @@ class BootInterface;
 class DeployInterface;
 class InspectInterface;
 class HardwareInterface;
+class DhcpProvider;
 
 /// The implementations a node uses, one per interface type (resolved from its *_interface
 /// fields). Pointers are never null for an enabled hardware type.
@@ -67,6 +68,8 @@ struct TaskContext {
   const NodeDriver* driver = nullptr;
   const Config* config = nullptr;
   const Clock* clock = nullptr;
+  /// The provisioning network's DHCP (server/drivers/dhcp/dhcp_provider.h); null = none.
+  DhcpProvider* dhcp = nullptr;
   Logger log{"task"};
   std::string user;  ///< who asked for the running action (node history); "" when unknown
   /// The reservation the worker running this task holds ("" when none): the conductor's saves

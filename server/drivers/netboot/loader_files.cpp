@@ -30,6 +30,16 @@ Result<void> copyOne(const std::string& source, const fs::path& target) {
 
 }  // namespace
 
+std::vector<std::string> loaderFileNames(const Config& config) {
+  std::vector<std::string> out;
+  if (config.loaderFilePathsSet) {
+    for (const auto& [dest, source] : config.loaderFilePaths) out.push_back(dest);
+  } else {
+    for (const auto& [dest, source] : kDefaultLoaderFiles) out.emplace_back(dest);
+  }
+  return out;
+}
+
 Result<std::vector<std::string>> installLoaderFiles(const Config& config) {
   std::vector<std::pair<std::string, std::string>> files = config.loaderFilePaths;
   if (!config.loaderFilePathsSet) {

@@ -32,6 +32,10 @@ inline constexpr std::pair<std::string_view, std::string_view> kDefaultLoaderFil
     {"ldlinux.c32", "/usr/lib/syslinux/modules/bios/ldlinux.c32"},
 };
 
+/// The destination names of the loaders `config` copies (loader_file_paths when set, else every
+/// default name): what GET /boot/loaders/<name> may serve from tftp_root.
+std::vector<std::string> loaderFileNames(const Config& config);
+
 /// Copies the loader files of `config` into config.tftpRoot (made if missing), each written to
 /// a temporary name and renamed, mode 0644. Returns the destination names copied. Unset
 /// loader_file_paths: missing defaults are skipped. Set: a missing or unreadable source is

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "server/drivers/boot_mode.h"
+#include "server/drivers/dhcp/dhcp_provider.h"
 #include "server/local_files.h"
 #include "server/model/resources.h"
 #include "shared/core/base64.h"
@@ -272,23 +273,29 @@ class NetbootBase : public BootInterface {
     }
     KILN_TRY_VOID(syncBootMode(task));
     KILN_TRY_VOID(writeAgentConfig(task));
-    KILN_TRY_VOID(task.driver->management->setBootDevice(task, "pxe", false));
     task.internalInfo["boot_target"] = "agent";
+    // The DHCP entry before the boot device: the machine may power on right after.
+    KILN_TRY_VOID(syncDhcp(task));
+    const std::string device = KILN_TRY(bootDevice(task));
+    KILN_TRY_VOID(task.driver->management->setBootDevice(task, device, false));
     return {};
   }
   Result<void> cleanUpRamdisk(TaskContext& task) override {
     if (task.internalInfo.value("boot_target", "") == "agent") task.internalInfo.erase("boot_target");
+    KILN_TRY_VOID(syncDhcp(task));
     return removeConfig(task);
   }
   Result<void> prepareInstance(TaskContext& task) override {
     KILN_TRY_VOID(syncBootMode(task));
     KILN_TRY_VOID(writeLocalConfig(task));
-    KILN_TRY_VOID(task.driver->management->setBootDevice(task, "disk", true));
     task.internalInfo["boot_target"] = "disk";
+    KILN_TRY_VOID(syncDhcp(task));
+    KILN_TRY_VOID(task.driver->management->setBootDevice(task, "disk", true));
     return {};
   }
   Result<void> cleanUpInstance(TaskContext& task) override {
     task.internalInfo.erase("boot_target");
+    KILN_TRY_VOID(syncDhcp(task));
     return removeConfig(task);
   }
 
@@ -296,15 +303,25 @@ class NetbootBase : public BootInterface {
   virtual std::optional<std::string> validateImages(const TaskContext&, const DeployImages&) const {
     return std::nullopt;
   }
+  /// The device the agent's network boot starts from.
+  virtual Result<std::string> bootDevice(TaskContext&) { return std::string("pxe"); }
   virtual Result<void> writeAgentConfig(TaskContext&) { return {}; }
   virtual Result<void> writeLocalConfig(TaskContext&) { return {}; }
   virtual Result<void> removeConfig(TaskContext&) { return {}; }
 };
 
-/// iPXE: the scripts are rendered per request by the API (server/api/boot_handlers.cpp).
+/// iPXE: the scripts are rendered per request by the API (server/api/boot_handlers.cpp);
+/// `http` = http-ipxe, iPXE reached through UEFI HTTP boot.
 class IpxeBoot final : public NetbootBase {
  public:
-  std::string_view name() const override { return "ipxe"; }
+  explicit IpxeBoot(bool http = false) : http_(http) {}
+  std::string_view name() const override { return http_ ? "http-ipxe" : "ipxe"; }
+
+ protected:
+  Result<std::string> bootDevice(TaskContext& task) override { return networkBootDevice(task, http_); }
+
+ private:
+  bool http_;
 
  protected:
   std::optional<std::string> validateImages(const TaskContext& task, const DeployImages& images) const override {
@@ -433,9 +450,18 @@ class PxeBoot final : public NetbootBase {
 
 }  // namespace
 
+Result<std::string> networkBootDevice(TaskContext& task, bool preferHttp) {
+  if (preferHttp && KILN_TRY(effectiveBootMode(task)) == kBootModeUefi) {
+    const auto devices = task.driver->management->supportedBootDevices(task);
+    if (std::find(devices.begin(), devices.end(), "uefi http") != devices.end()) return std::string("uefi http");
+  }
+  return std::string("pxe");
+}
+
 std::vector<std::unique_ptr<HardwareInterface>> makeNetbootInterfaces() {
   std::vector<std::unique_ptr<HardwareInterface>> out;
   out.push_back(std::make_unique<IpxeBoot>());
+  out.push_back(std::make_unique<IpxeBoot>(/*http=*/true));
   out.push_back(std::make_unique<PxeBoot>());
   return out;
 }

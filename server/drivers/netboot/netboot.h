@@ -106,7 +106,14 @@ std::string pxeConfigName(std::string_view mac);
 /// else [api] public_endpoint; empty when neither is set.
 std::string configuredApiUrl(const Config& config);
 
-/// The ipxe and pxe boot interfaces.
+/// The boot device that starts a network boot: "uefi http" (Redfish UefiHttp) when
+/// `preferHttp`, the node boots in UEFI mode and its management interface offers it, else "pxe"
+/// (firmware without HTTP boot falls back to PXE).
+Result<std::string> networkBootDevice(TaskContext& task, bool preferHttp);
+
+/// The ipxe, http-ipxe and pxe boot interfaces. http-ipxe is ipxe started by UEFI HTTP boot:
+/// DHCP hands the firmware iPXE by HTTP (server/drivers/dhcp/dhcp_provider.h) and the boot
+/// device is "uefi http" where the BMC has it.
 std::vector<std::unique_ptr<HardwareInterface>> makeNetbootInterfaces();
 
 }  // namespace kiln::server::netboot

@@ -27,6 +27,8 @@ constexpr DeviceTarget kDevices[] = {
     {"disk", "Hdd"},
     {"cdrom", "Cd"},
     {"bios", "BiosSetup"},
+    // Ironic's boot_devices.UEFIHTTP; offered only where the BMC lists UefiHttp.
+    {"uefi http", "UefiHttp"},
 };
 
 const json* bootOf(const json& system) {
@@ -62,7 +64,9 @@ std::string join(const std::vector<std::string>& items) {
 
 std::vector<std::string> defaultDevices() {
   std::vector<std::string> out;
-  for (const auto& d : kDevices) out.emplace_back(d.device);
+  for (const auto& d : kDevices) {
+    if (d.target != "UefiHttp") out.emplace_back(d.device);
+  }
   return out;
 }
 

@@ -7,7 +7,9 @@
 #include <filesystem>
 
 #include "server/drivers/agent/agent_session.h"
+#include "server/config/dnsmasq_options.h"
 #include "server/drivers/boot_mode.h"
+#include "server/drivers/dhcp/dhcp_provider.h"
 #include "server/drivers/netboot/netboot.h"
 #include "server/drivers/redfish/redfish_common.h"
 #include "server/drivers/redfish/redfish_virtual_media.h"
@@ -32,15 +34,15 @@ std::string deployIso(const TaskContext& task) {
   return it != task.driverInfo.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-class RedfishVirtualMediaBoot final : public BootInterface {
+/// What the two interfaces that boot the agent from an ISO share: the ISO, built into
+/// http_root from the agent images or taken from driver_info/deploy_iso.
+class IsoBootBase : public BootInterface {
  public:
-  RedfishVirtualMediaBoot(HttpClientPtr http, CommandRunnerPtr commands)
-      : http_(std::move(http)), commands_(std::move(commands)) {}
+  explicit IsoBootBase(CommandRunnerPtr commands) : commands_(std::move(commands)) {}
 
-  std::string_view name() const override { return "redfish-virtual-media"; }
-
-  std::optional<std::string> validate(const TaskContext& task) const override {
-    if (auto problem = validateRedfishDriverInfo(task)) return problem;
+ protected:
+  /// Whether the ISO can be made (or taken) and its URL handed out.
+  std::optional<std::string> validateIso(const TaskContext& task) const {
     if (!task.config) return std::nullopt;
     const Config& config = *task.config;
     if (const std::string iso = deployIso(task); !iso.empty()) {
@@ -51,13 +53,13 @@ class RedfishVirtualMediaBoot final : public BootInterface {
       if (!images) return images.error().message;
       for (const auto& location : {images->kernel, images->ramdisk}) {
         if (netboot::isUrl(location)) {
-          return "The redfish-virtual-media boot interface builds its ISO from local agent images: " +
+          return "The " + std::string(name()) + " boot interface builds its ISO from local agent images: " +
                  location + " is a URL (use a local file, or driver_info/deploy_iso).";
         }
         if (auto file = checkLocalFile(config, location); !file) return "The agent image " + file.error().message + ".";
       }
       if (netboot::configuredApiUrl(config).empty()) {
-        return "The redfish-virtual-media boot interface needs [conductor] api_url (or [api] "
+        return "The " + std::string(name()) + " boot interface needs [conductor] api_url (or [api] "
                "public_endpoint): the URL the agent reaches kiln-server at, baked into its ISO.";
       }
       auto params = netboot::agentAppendParams(config, task.driverInfo);
@@ -65,54 +67,15 @@ class RedfishVirtualMediaBoot final : public BootInterface {
       if (auto tooLong = netboot::agentCmdlineTooLong(netboot::configuredApiUrl(config), *params)) return tooLong;
     }
     if (bootIsoUrl(config, "x").empty()) {
-      return "The redfish-virtual-media boot interface needs [deploy] external_http_url or "
-             "[conductor] api_url: the URL the BMC fetches the ISO from.";
+      return "The " + std::string(name()) + " boot interface needs [deploy] external_http_url or "
+             "[conductor] api_url: the URL the ISO is fetched from.";
     }
     return std::nullopt;
   }
 
-  Result<void> prepareRamdisk(TaskContext& task) override {
-    if (auto problem = validate(task)) return invalid(*problem);
-    KILN_TRY_VOID(syncBootMode(task));
-    removeIso(task);
-    const std::string url = KILN_TRY(prepareIso(task));
-    auto target = KILN_TRY(connectRedfish(http_, task));
-    const json system = KILN_TRY(target.client->get(target.systemPath));
-    const VirtualMediaSlot slot = KILN_TRY(findVirtualMediaSlot(target, system, "CD"));
-    KILN_TRY_VOID(insertVirtualMedia(target, slot, url));
-    task.log.info("virtual media inserted", {{"node", task.uuid()}, {"slot", slot.path}});
-    KILN_TRY_VOID(task.driver->management->setBootDevice(task, "cdrom", false));
-    task.internalInfo["boot_target"] = "agent";
-    return {};
-  }
-
-  Result<void> cleanUpRamdisk(TaskContext& task) override {
-    if (task.internalInfo.value("boot_target", "") == "agent") task.internalInfo.erase("boot_target");
-    ejectQuietly(task);
-    removeIso(task);
-    return {};
-  }
-
-  Result<void> prepareInstance(TaskContext& task) override {
-    KILN_TRY_VOID(syncBootMode(task));
-    KILN_TRY_VOID(eject(task));
-    removeIso(task);
-    KILN_TRY_VOID(task.driver->management->setBootDevice(task, "disk", true));
-    task.internalInfo["boot_target"] = "disk";
-    return {};
-  }
-
-  Result<void> cleanUpInstance(TaskContext& task) override {
-    task.internalInfo.erase("boot_target");
-    ejectQuietly(task);
-    removeIso(task);
-    return {};
-  }
-
- private:
   /// The URL of the node's ISO: deploy_iso as given when it is a URL, else a file written to
   /// http_root (recorded in driver_internal_info for the clean-ups).
-  Result<std::string> prepareIso(TaskContext& task) {
+  Result<std::string> prepareIso(TaskContext& task, const char* key) {
     const Config& config = *task.config;
     const std::string given = deployIso(task);
     if (netboot::isUrl(given)) return given;
@@ -142,20 +105,78 @@ class RedfishVirtualMediaBoot final : public BootInterface {
                                                          networkText}));
     }
     ::chmod(path.c_str(), 0644);
-    task.internalInfo[kIsoKey] = name;
+    task.internalInfo[key] = name;
     return bootIsoUrl(config, name);
   }
 
-  void removeIso(TaskContext& task) {
-    auto it = task.internalInfo.find(kIsoKey);
+  void removeIso(TaskContext& task, const char* key) {
+    auto it = task.internalInfo.find(key);
     if (it == task.internalInfo.end()) return;
     if (it->is_string() && isBootIsoName(it->get<std::string>()) && task.config) {
       std::error_code ec;
       fs::remove(fs::path(task.config->httpRoot) / it->get<std::string>(), ec);
     }
-    task.internalInfo.erase(kIsoKey);
+    task.internalInfo.erase(key);
   }
 
+  CommandRunnerPtr commands_;
+};
+
+class RedfishVirtualMediaBoot final : public IsoBootBase {
+ public:
+  RedfishVirtualMediaBoot(HttpClientPtr http, CommandRunnerPtr commands)
+      : IsoBootBase(std::move(commands)), http_(std::move(http)) {}
+
+  std::string_view name() const override { return "redfish-virtual-media"; }
+
+  std::optional<std::string> validate(const TaskContext& task) const override {
+    if (auto problem = validateRedfishDriverInfo(task)) return problem;
+    return validateIso(task);
+  }
+
+  Result<void> prepareRamdisk(TaskContext& task) override {
+    if (auto problem = validate(task)) return invalid(*problem);
+    KILN_TRY_VOID(syncBootMode(task));
+    removeIso(task, kIsoKey);
+    const std::string url = KILN_TRY(prepareIso(task, kIsoKey));
+    auto target = KILN_TRY(connectRedfish(http_, task));
+    const json system = KILN_TRY(target.client->get(target.systemPath));
+    const VirtualMediaSlot slot = KILN_TRY(findVirtualMediaSlot(target, system, "CD"));
+    KILN_TRY_VOID(insertVirtualMedia(target, slot, url));
+    task.log.info("virtual media inserted", {{"node", task.uuid()}, {"slot", slot.path}});
+    task.internalInfo["boot_target"] = "agent";
+    KILN_TRY_VOID(syncDhcp(task));  // the ramdisk's address, before the machine boots
+    KILN_TRY_VOID(task.driver->management->setBootDevice(task, "cdrom", false));
+    return {};
+  }
+
+  Result<void> cleanUpRamdisk(TaskContext& task) override {
+    if (task.internalInfo.value("boot_target", "") == "agent") task.internalInfo.erase("boot_target");
+    KILN_TRY_VOID(syncDhcp(task));
+    ejectQuietly(task);
+    removeIso(task, kIsoKey);
+    return {};
+  }
+
+  Result<void> prepareInstance(TaskContext& task) override {
+    KILN_TRY_VOID(syncBootMode(task));
+    KILN_TRY_VOID(eject(task));
+    removeIso(task, kIsoKey);
+    KILN_TRY_VOID(task.driver->management->setBootDevice(task, "disk", true));
+    task.internalInfo["boot_target"] = "disk";
+    KILN_TRY_VOID(syncDhcp(task));
+    return {};
+  }
+
+  Result<void> cleanUpInstance(TaskContext& task) override {
+    task.internalInfo.erase("boot_target");
+    KILN_TRY_VOID(syncDhcp(task));
+    ejectQuietly(task);
+    removeIso(task, kIsoKey);
+    return {};
+  }
+
+ private:
   Result<void> eject(TaskContext& task) {
     auto target = KILN_TRY(connectRedfish(http_, task));
     const json system = KILN_TRY(target.client->get(target.systemPath));
@@ -170,7 +191,72 @@ class RedfishVirtualMediaBoot final : public BootInterface {
   }
 
   HttpClientPtr http_;
-  CommandRunnerPtr commands_;
+};
+
+/// driver_internal_info key of the http boot interface's ISO: a name in http_root, or the URL
+/// driver_info/deploy_iso gave (server/drivers/dhcp/dhcp_provider.h hands it out).
+constexpr const char* kHttpIsoKey = "http_boot_iso";
+
+/// UEFI HTTP boot of the agent's ISO (Ironic's `http` boot interface, with Kiln's ISO): DHCP
+/// answers the firmware's HTTPClient request with the ISO's URL, which UEFI boots as a RAM disk;
+/// the boot device is "uefi http" where the BMC offers it. Firmware without HTTP boot gets PXE
+/// and iPXE, whose script boots the agent kernel and initramfs as with the ipxe interface.
+class HttpBoot final : public IsoBootBase {
+ public:
+  using IsoBootBase::IsoBootBase;
+  std::string_view name() const override { return "http"; }
+
+  std::optional<std::string> validate(const TaskContext& task) const override {
+    if (task.ports.empty()) return "Node " + task.uuid() + " does not have any port associated with it.";
+    if (const std::string iso = deployIso(task); netboot::isUrl(iso) && !dnsmasqSafeValue(iso)) {
+      return "driver_info/deploy_iso cannot be handed out by DHCP: it must be printable ASCII "
+             "without spaces, ',', '#', quotes or backslashes.";
+    }
+    return validateIso(task);
+  }
+
+  Result<void> prepareRamdisk(TaskContext& task) override {
+    if (auto problem = validate(task)) return invalid(*problem);
+    KILN_TRY_VOID(syncBootMode(task));
+    removeIso(task, kHttpIsoKey);
+    const std::string url = KILN_TRY(prepareIso(task, kHttpIsoKey));
+    if (!task.internalInfo.contains(kHttpIsoKey)) task.internalInfo[kHttpIsoKey] = url;  // deploy_iso
+    task.internalInfo["boot_target"] = "agent";
+    KILN_TRY_VOID(syncDhcp(task));
+    const std::string device = KILN_TRY(netboot::networkBootDevice(task, true));
+    KILN_TRY_VOID(task.driver->management->setBootDevice(task, device, false));
+    return {};
+  }
+
+  Result<void> cleanUpRamdisk(TaskContext& task) override {
+    if (task.internalInfo.value("boot_target", "") == "agent") task.internalInfo.erase("boot_target");
+    removeHttpIso(task);
+    return syncDhcp(task);
+  }
+
+  Result<void> prepareInstance(TaskContext& task) override {
+    KILN_TRY_VOID(syncBootMode(task));
+    removeHttpIso(task);
+    task.internalInfo["boot_target"] = "disk";
+    KILN_TRY_VOID(syncDhcp(task));
+    return task.driver->management->setBootDevice(task, "disk", true);
+  }
+
+  Result<void> cleanUpInstance(TaskContext& task) override {
+    task.internalInfo.erase("boot_target");
+    removeHttpIso(task);
+    return syncDhcp(task);
+  }
+
+ private:
+  void removeHttpIso(TaskContext& task) {
+    auto it = task.internalInfo.find(kHttpIsoKey);
+    if (it != task.internalInfo.end() && it->is_string() && netboot::isUrl(it->get<std::string>())) {
+      task.internalInfo.erase(it);
+      return;
+    }
+    removeIso(task, kHttpIsoKey);
+  }
 };
 
 }  // namespace
@@ -197,7 +283,8 @@ std::string bootIsoUrl(const Config& config, const std::string& name) {
 std::vector<std::unique_ptr<HardwareInterface>> makeVirtualMediaInterfaces(HttpClientPtr http,
                                                                            CommandRunnerPtr commands) {
   std::vector<std::unique_ptr<HardwareInterface>> out;
-  out.push_back(std::make_unique<RedfishVirtualMediaBoot>(std::move(http), std::move(commands)));
+  out.push_back(std::make_unique<RedfishVirtualMediaBoot>(std::move(http), commands));
+  out.push_back(std::make_unique<HttpBoot>(std::move(commands)));
   return out;
 }
 

@@ -42,7 +42,8 @@ std::string bootIsoUrl(const Config& config, const std::string& name);
 /// UUID and a random token, so that the URL cannot be guessed).
 std::string newBootIsoName(const std::string& nodeUuid);
 
-/// The redfish-virtual-media boot interface.
+/// The redfish-virtual-media boot interface, and `http`: UEFI HTTP boot of the same ISO, its
+/// URL handed out by DHCP (server/drivers/dhcp/dhcp_provider.h).
 std::vector<std::unique_ptr<HardwareInterface>> makeVirtualMediaInterfaces(HttpClientPtr http,
                                                                            CommandRunnerPtr commands);
 
