@@ -859,31 +859,35 @@ def run_tap_checks(workdir, state_dir):
         skip(name, why)
         return
     with netns_lab.Lab(taps=1) as lab:
-        # No --tftp-dir/--bootfile needed with tap= (Bmc passes them anyway: ignored).
-        bmc = Bmc(workdir, state_dir, ["--netns", lab.ns], vm_extra=",tap=" + lab.taps[0])
-        try:
-            def tap_command_line():
-                s = bmc.system()
-                assert s["Oem"]["KilnQemuBmc"]["Network"] == "tap:" + lab.taps[0], s["Oem"]
-                assert "NO-CARRIER" in lab.link(lab.taps[0])  # nobody has it open yet
-                bmc.reset("On")
-                oem = bmc.system()["Oem"]["KilnQemuBmc"]
-                args = oem["CommandLine"]
-                assert args[:4] == ["ip", "netns", "exec", lab.ns], args
-                netdev = args[args.index("-netdev") + 1]
-                assert netdev == "tap,id=n0,ifname=%s,script=no,downscript=no" % lab.taps[0], args
-                assert "tftp=" not in " ".join(args), args
-                # `ip netns exec` execs QEMU: the pid is QEMU's own, the tap is open in it.
-                assert "qemu-system" in os.path.basename(cmdline(oem["Pid"])[0])
-                wait_until("the tap's carrier", lambda: "NO-CARRIER" not in lab.link(
-                    lab.taps[0]), 10)
-                assert redfish_qemu_bmc.qmp(oem["QmpSocket"], "query-status")["running"]
-                bmc.reset("ForceOff")
-                assert "NO-CARRIER" in lab.link(lab.taps[0])
+        ctx = {}
 
+        def tap_command_line():
+            # No --tftp-dir/--bootfile needed with tap= (Bmc passes them anyway: ignored).
+            bmc = ctx["bmc"] = Bmc(workdir, state_dir, ["--netns", lab.ns],
+                                   vm_extra=",tap=" + lab.taps[0])
+            s = bmc.system()
+            assert s["Oem"]["KilnQemuBmc"]["Network"] == "tap:" + lab.taps[0], s["Oem"]
+            assert "NO-CARRIER" in lab.link(lab.taps[0])  # nobody has it open yet
+            bmc.reset("On")
+            oem = bmc.system()["Oem"]["KilnQemuBmc"]
+            args = oem["CommandLine"]
+            assert args[:4] == ["ip", "netns", "exec", lab.ns], args
+            netdev = args[args.index("-netdev") + 1]
+            assert netdev == "tap,id=n0,ifname=%s,script=no,downscript=no" % lab.taps[0], args
+            assert "tftp=" not in " ".join(args), args
+            # `ip netns exec` execs QEMU: the pid is QEMU's own, the tap is open in it.
+            assert "qemu-system" in os.path.basename(cmdline(oem["Pid"])[0])
+            wait_until("the tap's carrier", lambda: "NO-CARRIER" not in lab.link(
+                lab.taps[0]), 10)
+            assert redfish_qemu_bmc.qmp(oem["QmpSocket"], "query-status")["running"]
+            bmc.reset("ForceOff")
+            assert "NO-CARRIER" in lab.link(lab.taps[0])
+
+        try:
             step(name, tap_command_line)
         finally:
-            bmc.stop()
+            if "bmc" in ctx:
+                ctx["bmc"].stop()
 
 
 def run_kiln_checks(workdir, state_dir, kiln_server):
