@@ -239,6 +239,53 @@ def qemu_pids_for(work):
     return out
 
 
+CHILD_LAB = """
+import sys, time
+sys.path.insert(0, %r)
+import netns_lab
+lab = netns_lab.Lab(taps=1, clients=1).open()
+p = lab.popen(["sleep", "600"])
+print(lab.ns, lab.clients[0].ns, p.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def lab_cleanup_checks():
+    """A Lab in a child process: SIGTERM deletes its namespaces and ends what it started;
+    after SIGKILL they stay until the next Lab (reap_stale) deletes them."""
+    support = os.path.join(HERE, "..", "support")
+
+    def child():
+        proc = subprocess.Popen([PYTHON, "-c", CHILD_LAB % support], stdout=subprocess.PIPE,
+                                text=True)
+        line = proc.stdout.readline().split()
+        assert len(line) == 3, (line, proc.poll())
+        names = line[:2]
+        assert all(n in netns_lab.list_namespaces() for n in names), names
+        return proc, names, int(line[2])
+
+    def sigterm():
+        proc, names, sleeper = child()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 128 + signal.SIGTERM
+        left = [n for n in netns_lab.list_namespaces() if n in names]
+        assert left == [] and not pid_alive(sleeper), (left, sleeper)
+
+    def sigkill():
+        proc, names, sleeper = child()
+        proc.kill()
+        proc.wait(30)
+        wait_until("the child's sleep to die (PR_SET_PDEATHSIG)",
+                   lambda: not pid_alive(sleeper), 10)
+        assert all(n in netns_lab.list_namespaces() for n in names), names
+        gone = netns_lab.reap_stale()
+        assert set(names) <= set(gone), (names, gone)
+        assert not any(n in netns_lab.list_namespaces() for n in names)
+
+    step("netns_lab: SIGTERM deletes the namespaces and ends their processes", sigterm)
+    step("netns_lab: after SIGKILL the next lab reaps the namespaces", sigkill)
+
+
 def run_checks(lab, work, vm_timeout):
     www, tftp = os.path.join(work, "www"), os.path.join(work, "tftp")
     for f in ("ipxe.efi", "undionly.kpxe"):
@@ -396,6 +443,7 @@ def main():
     try:
         for d in ("www", "tftp", "serial", "state"):
             os.makedirs(os.path.join(work, d))
+        lab_cleanup_checks()
         with netns_lab.Lab(taps=2, clients=1) as lab:
             namespaces = [lab.ns, lab.clients[0].ns]
             run_checks(lab, work, args.vm_timeout)
