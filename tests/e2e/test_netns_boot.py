@@ -334,7 +334,8 @@ def run_checks(lab, work, vm_timeout):
                 r'BdsDxe: (loading|starting) Boot\w+ "UEFI HTTPv4', serial_segment(
                     log, "On", "uefi1")), 30, 0.5)
             seg = serial_segment(log, "On", "uefi1")
-            assert ">>Start HTTP Boot over IPv4" in seg and "URI: %s/ipxe.efi" % http.url in seg, seg
+            assert ">>Start HTTP Boot over IPv4" in seg, seg
+            assert "URI: %s/ipxe.efi" % http.url in seg, seg
             assert "PXE" not in seg.split("UEFI HTTPv4")[0], seg  # no PXE attempt before it
             text = dnsmasq.text()
             assert "vendor class: HTTPClient:Arch:00016:UNDI:003000" in text, text[-2000:]
