@@ -77,8 +77,8 @@ Each VM's state directory entries: <name>.qmp (QMP socket; a short directory und
 used when the path would be too long for a socket), <name>.pid, <name>.qemu.log (QEMU's
 stdout/stderr); the serial console goes to <serial-log-dir>/<name>.serial.log, appended,
 with a "=== redfish_qemu_bmc: ... ===" line written before each start. The System resource
-carries these under Oem.KilnQemuBmc (Pid, QmpSocket, SerialLog, BootOrder, CommandLine) for
-tests.
+carries these under Oem.KilnQemuBmc (Pid, QmpSocket, SerialLog, BootOrder, CommandLine,
+Network) for tests.
 
 Every QEMU process is bounded by the emulator's life: they are stopped on SIGTERM/SIGINT and
 at exit, and get SIGKILL from the kernel (PR_SET_PDEATHSIG) if the emulator dies without
