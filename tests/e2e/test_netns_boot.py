@@ -310,13 +310,39 @@ def run_checks(lab, work, vm_timeout):
                            for d in lab.taps + [lab.bridge, lab.clients[0].peer]), host
 
         def dhcp_client_gets_lease():
+            # busybox udhcpc hands its script option 67 as $bootfile, the BOOTP file field as
+            # $boot_file, option 60 as $vendor, next-server as $siaddr; -O asks for an option
+            # (dnsmasq sends the boot file as option 67 only to a client that asks for 67, in
+            # the file field otherwise), -V sets the vendor class, -x 0x5d:... the client
+            # architecture (option 93), -x 77:... a user class.
             c = lab.clients[0]
-            out = lab.run(["busybox", "udhcpc", "-i", c.ifname, "-n", "-q", "-f", "-t", "5",
-                           "-T", "1", "-s", "/bin/true"], ns=c.ns, capture_output=True,
-                          text=True, timeout=30)
-            text = out.stdout + out.stderr
-            assert out.returncode == 0 and re.search(
-                r"lease of 192\.0\.2\.1\d\d obtained from 192\.0\.2\.1", text), text
+            script = os.path.join(work, "udhcpc.sh")
+            with open(script, "w") as f:
+                f.write('#!/bin/sh\n[ "$1" = bound ] && echo "ANSWER ip=$ip bootfile=$bootfile '
+                        'boot_file=$boot_file vendor=$vendor siaddr=$siaddr"\nexit 0\n')
+            os.chmod(script, 0o755)
+
+            def ask(*extra, options=("-O", "60", "-O", "67")):
+                out = lab.run(["busybox", "udhcpc", "-i", c.ifname, "-n", "-q", "-f", "-t", "8",
+                               "-T", "1", "-s", script] + list(options) + list(extra), ns=c.ns,
+                              capture_output=True, text=True, timeout=30)
+                m = re.search(r"^ANSWER (.*)$", out.stdout, re.M)
+                assert out.returncode == 0 and m, (extra, out.stdout, out.stderr)
+                return dict(kv.split("=", 1) for kv in m.group(1).split(" "))
+
+            # The first OFFER of an address comes about 3 s late: dnsmasq pings it first.
+            http_answer = ask("-V", "HTTPClient:Arch:00016:UNDI:003000", "-x", "0x5d:0010")
+            assert re.match(r"192\.0\.2\.1\d\d$", http_answer["ip"]), http_answer
+            assert http_answer["bootfile"] == http.url + "/ipxe.efi", http_answer
+            assert http_answer["vendor"] == "HTTPClient", http_answer
+            field = ask("-V", "HTTPClient:Arch:00016:UNDI:003000", "-x", "0x5d:0010",
+                        options=("-O", "60"))
+            assert field["bootfile"] == "" and field["boot_file"] == http.url + "/ipxe.efi", field
+            bios = ask("-V", "PXEClient:Arch:00000:UNDI:002001", "-x", "0x5d:0000")
+            assert bios["bootfile"] == "undionly.kpxe" and bios["vendor"] == "", bios
+            assert bios["siaddr"] == lab.address, bios
+            uefi = ask("-V", "PXEClient:Arch:00007:UNDI:003000", "-x", "0x5d:0007")
+            assert uefi["bootfile"] == "ipxe.efi", uefi
             assert "DHCPACK(%s) 192.0.2." % lab.bridge in dnsmasq.text()
 
         def uefi_http_boot():
@@ -393,7 +419,8 @@ def run_checks(lab, work, vm_timeout):
 
         for name, fn in [("the lab: bridge 192.0.2.1/24 and taps inside the namespace only",
                           lab_is_isolated),
-                         ("busybox udhcpc in a client namespace gets a lease from dnsmasq",
+                         ("busybox udhcpc in a client namespace: lease and boot file "
+                          "per vendor class and architecture",
                           dhcp_client_gets_lease),
                          ("OVMF UefiHttp override: HTTP GET of the boot file, no PXE",
                           uefi_http_boot),
