@@ -19,7 +19,7 @@ PACKAGES="
   python3 python3-ironicclient python3-openstackclient python3-os-traits
   golang-go golang-github-gophercloud-gophercloud-dev
   python3-tempest ironic-tempest-plugin python3-ddt python3-stestr python3-testtools python3-subunit
-  apache2-utils dnsmasq-base
+  apache2-utils dnsmasq-base iproute2
   prometheus
   xorriso isolinux cloud-init ovmf ipxe efibootmgr grub-efi-amd64-bin grub-efi-amd64-signed shim-signed
   grub-pc-bin

@@ -3,15 +3,19 @@
 
 One Redfish ComputerSystem per --vm (its Id is the VM's name). Powering a system on starts a
 qemu-system-x86_64 process (TCG, SeaBIOS, virtio disks, a virtio NIC on QEMU user-mode
-networking whose built-in DHCP/TFTP server hands out --bootfile from --tftp-dir); powering it
-off ends that process. PowerState is "On" exactly while the process runs, so a guest that
-powers itself off shows "Off". It never touches host disks or host networking: the disks are
-the files the caller names, the network is QEMU user mode, and it listens on 127.0.0.1 only.
+networking whose built-in DHCP/TFTP server hands out --bootfile from --tftp-dir, or with
+tap=TAP on an existing tap device whose network brings its own DHCP/TFTP/HTTP server);
+powering it off ends that process. PowerState is "On" exactly while the process runs, so a
+guest that powers itself off shows "Off". It never touches host disks or host networking: the
+disks are the files the caller names, the network is QEMU user mode or a tap the caller made
+(QEMU runs inside --netns NS when given: `ip netns exec NS qemu-system-x86_64 ...`), and it
+listens on 127.0.0.1 only.
 
     redfish_qemu_bmc.py --port 0 --port-file F --state-dir DIR \\
         --vm name=vm1,disks=a.qcow2:b.qcow2,mac=52:54:00:12:34:56,memory=1024 [--vm ...] \\
         --tftp-dir DIR --bootfile boot.ipxe [--user U --password P] [--qemu-extra "..."] \\
-        [--serial-log-dir DIR] [--graceful-timeout 15] [--ovmf-code F --ovmf-vars F]
+        [--serial-log-dir DIR] [--graceful-timeout 15] [--ovmf-code F --ovmf-vars F] \\
+        [--netns NS]      (and --vm ...,tap=TAP: the NIC on that tap instead of user mode)
 
 Served (compatible with kiln-server's redfish driver and tests/support/redfish_test_server):
   /redfish/v1                         service root
@@ -37,10 +41,18 @@ Boot order, BootSourceOverrideMode Legacy (SeaBIOS's CMOS boot order through QEM
   Pxe Continuous                     -boot order=nc
   Cd Continuous                      -boot order=dcn
   Hdd Once / Pxe Once / Cd Once      -boot once=c|n|d,order=cn
+  UefiHttp                           refused (400): UEFI only
 BootSourceOverrideMode UEFI (OVMF: pflash code read-only + a per-VM copy of the variable store,
 <state-dir>/<name>.OVMF_VARS.fd, kept across power cycles) ignores -boot: the order is given
 by bootindex properties (disks, NIC, CD normally; NIC first for Pxe, CD first for Cd), and a
 Once override is undone for the guest's next reset by setting them back through QMP qom-set.
+UefiHttp (UEFI only) is UEFI HTTP boot of the NIC: NIC first, no iPXE option ROM on it
+(romfile=, so OVMF's own driver and HttpBootDxe serve it), in PCI slot 0x10 (so that the boot
+options of UefiHttp and of the other starts do not mix in the kept variable store: OVMF drops
+those whose device is gone and makes new ones in its own order) and OVMF's fw_cfg knobs
+opt/org.tianocore/IPv4PXESupport and IPv6PXESupport set to "n", so that only its HTTPv4 and
+HTTPv6 boot options are left (the DHCP server must answer vendor class HTTPClient with option
+60 "HTTPClient" and an http:// boot file; QEMU user mode's DHCP does not: use tap=).
 The mode is per VM (--vm firmware=uefi|bios, default bios = Legacy); PATCH to UEFI is a 400
 when OVMF is not installed.
 A Once override is consumed when a power-on (On, ForceOn, a restart, PowerCycle) starts QEMU
@@ -65,8 +77,8 @@ Each VM's state directory entries: <name>.qmp (QMP socket; a short directory und
 used when the path would be too long for a socket), <name>.pid, <name>.qemu.log (QEMU's
 stdout/stderr); the serial console goes to <serial-log-dir>/<name>.serial.log, appended,
 with a "=== redfish_qemu_bmc: ... ===" line written before each start. The System resource
-carries these under Oem.KilnQemuBmc (Pid, QmpSocket, SerialLog, BootOrder, CommandLine) for
-tests.
+carries these under Oem.KilnQemuBmc (Pid, QmpSocket, SerialLog, BootOrder, CommandLine,
+Network) for tests.
 
 Every QEMU process is bounded by the emulator's life: they are stopped on SIGTERM/SIGINT and
 at exit, and get SIGKILL from the kernel (PR_SET_PDEATHSIG) if the emulator dies without
@@ -106,7 +118,22 @@ EVENT_SERVICE = ROOT + "/EventService"
 SUBSCRIPTIONS = EVENT_SERVICE + "/Subscriptions"
 EVENT_TYPES = ["StatusChange", "ResourceUpdated", "ResourceAdded", "ResourceRemoved", "Alert"]
 
-BOOT_TARGETS = ["None", "Pxe", "Hdd", "Cd"]
+BOOT_TARGETS = ["None", "Pxe", "Hdd", "Cd", "UefiHttp"]
+# Targets offered in Legacy mode (SeaBIOS): no UEFI HTTP boot there.
+LEGACY_BOOT_TARGETS = ["None", "Pxe", "Hdd", "Cd"]
+# UefiHttp under OVMF (Debian's ovmf 2022.11 reads these fw_cfg knobs, OvmfPkg's
+# PlatformPei): no PXE boot options, so the NIC's boot options are HTTPv4 then HTTPv6 only.
+# The NIC gets no option ROM (romfile=), so that OVMF's own virtio-net driver and network
+# stack (HttpBootDxe) serve it rather than iPXE's EFI ROM, which would boot first.
+UEFI_HTTP_FW_CFG = ["name=opt/org.tianocore/IPv4PXESupport,string=n",
+                    "name=opt/org.tianocore/IPv6PXESupport,string=n"]
+# ... and the NIC sits in a PCI slot of its own for UefiHttp starts. OVMF keeps the stored
+# BootOrder among one device's boot options and appends new ones; in the kept variable store
+# the HTTPv4/HTTPv6 options of a UefiHttp start would stay ahead of iPXE's option at the next
+# Pxe start (and iPXE's ahead of HTTP at the next UefiHttp start). In another slot the other
+# kind's options name a device that is gone, so OVMF drops them and makes the NIC's options
+# afresh, in the firmware's own order, at every change between the two.
+UEFI_HTTP_NIC_ADDR = "0x10"
 BOOT_ENABLED = ["Disabled", "Once", "Continuous"]
 BOOT_MODES = ["Legacy", "UEFI"]
 # OVMF (Debian package ovmf): a code image and its matching variable store template. The first
@@ -130,6 +157,8 @@ RESET_TYPES = ["On", "ForceOn", "ForceOff", "GracefulShutdown", "ForceRestart",
                "GracefulRestart", "PowerCycle", "PushPowerButton", "Nmi"]
 MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+IFNAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")  # a Linux interface name (tap=)
+NETNS_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # a named network namespace
 
 QEMU_START_TIMEOUT = 15.0  # seconds for QEMU to open its QMP socket
 QEMU_QUIT_TIMEOUT = 5.0    # seconds for QEMU to exit after QMP quit, before SIGKILL
@@ -241,6 +270,7 @@ class VM:
         self.machine = spec["machine"]
         self.tftp_dir = spec["tftp"]
         self.bootfile = spec["bootfile"]
+        self.tap = spec.get("tap")  # an existing tap device for the NIC, or None: user mode
         self.opts = opts
         self.qmp_path = os.path.join(sock_dir, self.name + ".qmp")
         self.pid_path = os.path.join(opts.state_dir, self.name + ".pid")
@@ -302,22 +332,25 @@ class VM:
     def uefi_order(self, target):
         """The devices (qdev ids) in bootindex order for a boot target under OVMF."""
         disks, nic, cd = self.disk_ids(), ["nic0"], [MEDIA_SLOTS["Cd"]["device"]]
-        if target == "Pxe":
+        if target in ("Pxe", "UefiHttp"):
             return nic + disks + cd
         if target == "Cd":
             return cd + disks + nic
         return disks + nic + cd  # None, Hdd: the normal order
 
     def boot_plan(self):
-        """(description, BIOS -boot value or UEFI device order, consumes a Once override).
-        SeaBIOS takes QEMU's -boot (CMOS order); OVMF ignores it and follows the bootindex
-        properties (QEMU's fw_cfg "bootorder" file), so a UEFI VM gets bootindex values."""
+        """(description, BIOS -boot value or UEFI device order, consumes a Once override,
+        UEFI HTTP boot). SeaBIOS takes QEMU's -boot (CMOS order); OVMF ignores it and follows
+        the bootindex properties (QEMU's fw_cfg "bootorder" file), so a UEFI VM gets bootindex
+        values. UefiHttp is the Pxe order plus OVMF's knobs that drop its PXE boot options."""
         override = self.boot_enabled != "Disabled" and self.boot_target != "None"
         target = self.boot_target if override else "None"
         once = override and self.boot_enabled == "Once"
         if self.boot_mode == "UEFI":
             order = self.uefi_order(target)
-            return "bootindex " + ",".join(order), order, once
+            http = target == "UefiHttp"
+            return ("bootindex " + ",".join(order) + (" (UEFI HTTP boot)" if http else ""),
+                    order, once, http)
         first = {"Pxe": "n", "Hdd": "c", "Cd": "d"}.get(target)
         if first is None:
             boot = "order=cn"
@@ -325,7 +358,7 @@ class VM:
             boot = "once=%s,order=cn" % first
         else:
             boot = {"n": "order=nc", "c": "order=cn", "d": "order=dcn"}[first]
-        return "-boot " + boot, boot, once
+        return "-boot " + boot, boot, once, False
 
     def ovmf(self):
         """(code, vars template) of the OVMF firmware; RedfishError 400 when it is missing."""
@@ -335,14 +368,19 @@ class VM:
                                "available: %s" % self.opts.ovmf_missing)
         return self.opts.ovmf
 
-    def command_line(self, plan):
+    def command_line(self, plan, http=False):
+        """QEMU's arguments; http: a UefiHttp start (UEFI)."""
         uefi = self.boot_mode == "UEFI"
         bootindex = {dev: i for i, dev in enumerate(plan)} if uefi else {}
 
         def bi(dev):
             return ",bootindex=%d" % bootindex[dev] if dev in bootindex else ""
 
-        cmd = [self.opts.qemu_binary, "-name", "kiln-bmc-" + self.name,
+        cmd = []
+        if self.opts.netns:
+            # `ip netns exec` enters the namespace and execs QEMU (same pid, PDEATHSIG kept).
+            cmd += ["ip", "netns", "exec", self.opts.netns]
+        cmd += [self.opts.qemu_binary, "-name", "kiln-bmc-" + self.name,
                "-accel", self.opts.accel, "-machine", self.machine,
                "-m", str(self.memory), "-smp", str(self.cpus),
                "-nodefaults", "-display", "none", "-no-user-config",
@@ -359,9 +397,21 @@ class VM:
             fmt = "qcow2" if disk.endswith(".qcow2") else "raw"
             cmd += ["-drive", "file=%s,format=%s,if=none,id=disk%d" % (qemu_escape(disk), fmt, i),
                     "-device", "virtio-blk-pci,drive=disk%d,id=vblk%d%s" % (i, i, bi("vblk%d" % i))]
-        cmd += ["-netdev", "user,id=n0,tftp=%s,bootfile=%s" % (qemu_escape(self.tftp_dir),
-                                                              qemu_escape(self.bootfile)),
-                "-device", "virtio-net-pci,netdev=n0,id=nic0,mac=%s%s" % (self.mac, bi("nic0"))]
+        if self.tap:
+            # An existing tap (made by the caller, e.g. tests/support/netns_lab.py, in the
+            # namespace QEMU runs in): DHCP/TFTP/HTTP come from whatever serves that network.
+            cmd += ["-netdev", "tap,id=n0,ifname=%s,script=no,downscript=no" % self.tap]
+        else:
+            cmd += ["-netdev", "user,id=n0,tftp=%s,bootfile=%s" % (qemu_escape(self.tftp_dir),
+                                                                  qemu_escape(self.bootfile))]
+        # UEFI HTTP boot: no iPXE option ROM on the NIC (OVMF's own driver and HTTP boot), in
+        # a slot of its own, and OVMF's PXE boot options switched off.
+        rom = ",romfile=,addr=%s" % UEFI_HTTP_NIC_ADDR if http else ""
+        cmd += ["-device", "virtio-net-pci,netdev=n0,id=nic0,mac=%s%s%s" % (self.mac, rom,
+                                                                          bi("nic0"))]
+        if http:
+            for knob in UEFI_HTTP_FW_CFG:
+                cmd += ["-fw_cfg", knob]
         # The virtual CD: on q35's built-in AHCI (ide.1 = its second port), empty unless media
         # is inserted when QEMU starts.
         cd, cd_slot = self.media["Cd"], MEDIA_SLOTS["Cd"]
@@ -393,7 +443,7 @@ class VM:
             return
         self.graceful_deadline = None
         self.restart_after_graceful = False
-        boot, plan, consumes_once = self.boot_plan()
+        boot, plan, consumes_once, http = self.boot_plan()
         if self.boot_mode == "UEFI" and not os.path.exists(self.vars_path):
             _, vars_template = self.ovmf()
             tmp = self.vars_path + ".tmp"
@@ -401,7 +451,7 @@ class VM:
             os.replace(tmp, self.vars_path)
             log("%s: new UEFI variable store %s (from %s)" % (self.name, self.vars_path,
                                                                vars_template))
-        cmd = self.command_line(plan)
+        cmd = self.command_line(plan, http)
         for stale in (self.qmp_path, self.pid_path):
             if os.path.lexists(stale):
                 os.unlink(stale)
@@ -699,6 +749,7 @@ class VM:
         if self.running():
             oem.update(Pid=self.proc.pid, BootOrder=self.boot_order, CommandLine=self.cmdline)
         oem["UefiVars"] = self.vars_path if os.path.exists(self.vars_path) else None
+        oem["Network"] = "tap:" + self.tap if self.tap else "user"
         return {
             "@odata.id": self.path,
             "@odata.type": "#ComputerSystem.v1_10_0.ComputerSystem",
@@ -719,7 +770,8 @@ class VM:
                 "BootSourceOverrideTarget": self.boot_target,
                 "BootSourceOverrideEnabled": self.boot_enabled,
                 "BootSourceOverrideMode": self.boot_mode,
-                "BootSourceOverrideTarget@Redfish.AllowableValues": BOOT_TARGETS,
+                "BootSourceOverrideTarget@Redfish.AllowableValues":
+                    BOOT_TARGETS if self.boot_mode == "UEFI" else LEGACY_BOOT_TARGETS,
                 "BootSourceOverrideMode@Redfish.AllowableValues":
                     BOOT_MODES if self.opts.ovmf else ["Legacy"],
             },
@@ -1299,6 +1351,11 @@ class Service:
                 raise RedfishError(400, "PropertyUnknown",
                                    "The property %s is not in the list of valid properties for "
                                    "the resource." % key)
+        if target == "UefiHttp" and enabled != "Disabled" and mode != "UEFI":
+            raise RedfishError(400, "PropertyValueNotInList",
+                               "The value UefiHttp for the property BootSourceOverrideTarget is "
+                               "not in the list of acceptable values: UEFI HTTP boot needs "
+                               "BootSourceOverrideMode UEFI (the system is in %s mode)." % mode)
         vm.boot_target, vm.boot_enabled, vm.boot_mode = target, enabled, mode
         log("%s: boot override %s %s, mode %s" % (vm.name, target, enabled, mode))
         return Reply(204)
@@ -1420,7 +1477,8 @@ def make_handler(service, executor):
 
 def parse_vm(text, opts):
     spec = {"memory": 1024, "cpus": 1, "machine": "q35", "disks": [], "firmware": "bios",
-            "tftp": opts.tftp_dir, "bootfile": opts.bootfile, "mac": None, "name": None}
+            "tftp": opts.tftp_dir, "bootfile": opts.bootfile, "mac": None, "name": None,
+            "tap": None}
     for item in text.split(","):
         if "=" not in item:
             raise ValueError("--vm %s: %r is not key=value" % (text, item))
@@ -1441,6 +1499,10 @@ def parse_vm(text, opts):
             spec[key] = value
         elif key == "tftp":
             spec[key] = os.path.abspath(value)
+        elif key == "tap":
+            if not IFNAME_RE.match(value):
+                raise ValueError("--vm %s: invalid tap device name %r" % (text, value))
+            spec[key] = value
         elif key == "firmware":
             if value not in ("bios", "uefi"):
                 raise ValueError("--vm %s: firmware must be bios or uefi, not %r" % (text, value))
@@ -1449,7 +1511,7 @@ def parse_vm(text, opts):
             spec[key] = value
         else:
             raise ValueError("--vm %s: unknown key %r (name, disks, mac, memory, cpus, machine, "
-                             "tftp, bootfile, firmware)" % (text, key))
+                             "tftp, bootfile, firmware, tap)" % (text, key))
     if not spec["name"]:
         raise ValueError("--vm %s: name= is required" % text)
     if not spec["mac"]:
@@ -1462,6 +1524,8 @@ def parse_vm(text, opts):
                              ".qcow2, .raw or .img" % (text, disk))
         if not os.path.isfile(disk):
             raise ValueError("--vm %s: disk %s is not a file" % (text, disk))
+    if spec["tap"]:
+        return spec  # the network's own DHCP/TFTP/HTTP server boots it: no user-mode TFTP
     if not spec["tftp"] or not os.path.isdir(spec["tftp"]):
         raise ValueError("--vm %s: the TFTP directory %r does not exist (--tftp-dir or tftp=)"
                          % (text, spec["tftp"]))
@@ -1493,13 +1557,17 @@ def parse_args(argv):
     ap.add_argument("--state-dir", required=True, help="QMP sockets, pid files, QEMU logs")
     ap.add_argument("--vm", action="append", default=[], required=True,
                     help="name=N,disks=A.qcow2:B.raw,mac=52:54:00:xx:xx:xx,memory=MiB"
-                         "[,cpus=1][,machine=q35][,tftp=DIR][,bootfile=F][,firmware=bios|uefi]")
+                         "[,cpus=1][,machine=q35][,tftp=DIR][,bootfile=F][,firmware=bios|uefi]"
+                         "[,tap=TAP]")
     ap.add_argument("--tftp-dir", help="QEMU user-mode TFTP root")
     ap.add_argument("--bootfile", help="DHCP boot file name, relative to the TFTP root")
     ap.add_argument("--user", help="require these credentials (basic or session)")
     ap.add_argument("--password", default="")
     ap.add_argument("--qemu-extra", default="", help="extra QEMU arguments (shell words)")
     ap.add_argument("--qemu-binary", default="qemu-system-x86_64")
+    ap.add_argument("--netns", help="run QEMU inside this network namespace (ip netns exec), "
+                                    "where the VMs' tap= devices are; the emulator itself "
+                                    "stays where it runs")
     ap.add_argument("--accel", default="tcg")
     ap.add_argument("--serial-log-dir", help="default: the state directory")
     ap.add_argument("--graceful-timeout", type=float, default=15.0,
@@ -1516,6 +1584,11 @@ def parse_args(argv):
     opts.qemu_extra = shlex.split(opts.qemu_extra)
     if shutil.which(opts.qemu_binary) is None:
         ap.error("%s not found (Debian package qemu-system-x86)" % opts.qemu_binary)
+    if opts.netns is not None:
+        if not NETNS_RE.match(opts.netns):
+            ap.error("--netns %r is not a valid namespace name" % opts.netns)
+        if not os.path.exists(os.path.join("/run/netns", opts.netns)):
+            ap.error("--netns %s: no such network namespace (ip netns list)" % opts.netns)
     os.makedirs(opts.state_dir, exist_ok=True)
     os.makedirs(opts.serial_log_dir, exist_ok=True)
     try:

@@ -31,6 +31,8 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+import netns_lab  # noqa: E402
 import redfish_qemu_bmc  # noqa: E402
 
 from e2e_checks import pid_alive, results, serial_text, skip, step, wait_until  # noqa: E402,F401
@@ -48,6 +50,10 @@ FLOPPY = MANAGER + "/VirtualMedia/Floppy"
 INSERT = "/Actions/VirtualMedia.InsertMedia"
 EJECT = "/Actions/VirtualMedia.EjectMedia"
 ISO_BYTES = b"KILN-E2E-ISO" * 40000  # any bytes: QEMU takes a raw file as a CD medium
+LEGACY_TARGETS = ["None", "Pxe", "Hdd", "Cd"]
+UEFI_TARGETS = LEGACY_TARGETS + ["UefiHttp"]
+PXE_KNOBS = ["name=opt/org.tianocore/IPv4PXESupport,string=n",
+             "name=opt/org.tianocore/IPv6PXESupport,string=n"]
 
 
 class MediaServer:
@@ -96,6 +102,11 @@ def device_arg(args, dev_id):
 def bootindex(args, dev_id):
     m = re.search(r",bootindex=(\d+)", device_arg(args, dev_id))
     return int(m.group(1)) if m else None
+
+
+def fw_cfg_args(args):
+    return [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-fw_cfg"
+            and args[i + 1].startswith("name=opt/org.tianocore/")]
 
 
 def first_boot_device_any(segment):
@@ -388,6 +399,24 @@ def run_emulator_checks(workdir, state_dir):
             assert status == 204, (status, body)
             assert bmc.system()["PowerState"] == "Off" and qemu_pids_for(state_dir) == []
 
+        def uefi_http_refused_in_legacy():
+            s = bmc.system()
+            assert s["Boot"]["BootSourceOverrideMode"] == "Legacy", s["Boot"]
+            assert s["Boot"]["BootSourceOverrideTarget@Redfish.AllowableValues"] == \
+                LEGACY_TARGETS, s["Boot"]
+            assert s["Oem"]["KilnQemuBmc"]["Network"] == "user", s["Oem"]
+            before = (s["Boot"]["BootSourceOverrideTarget"], s["Boot"]["BootSourceOverrideEnabled"])
+            for enabled in ("Once", "Continuous"):
+                status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                    "BootSourceOverrideTarget": "UefiHttp", "BootSourceOverrideEnabled": enabled}})
+                assert status == 400, (status, body)
+                assert redfish_message_id(body) == "Base.1.8.PropertyValueNotInList", body
+                message = body["error"]["@Message.ExtendedInfo"][0]["Message"]
+                assert "UefiHttp" in message and "UEFI" in message, message
+            boot = bmc.system()["Boot"]
+            assert (boot["BootSourceOverrideTarget"], boot["BootSourceOverrideEnabled"]) == \
+                before, boot
+
         media = MediaServer(os.path.join(workdir, "www"))
         iso_url = media.url + "/boot.iso"
 
@@ -584,6 +613,8 @@ def run_emulator_checks(workdir, state_dir):
                          ("a guest power-off shows Off", guest_poweroff_shows_off),
                          ("On, ForceOff, idempotent resets", on_then_force_off),
                          ("Redfish errors: 400, 404, 412", errors),
+                         ("Legacy: UefiHttp not offered, PATCH UefiHttp refused (400)",
+                          uefi_http_refused_in_legacy),
                          ("Managers and VirtualMedia resources", managers_and_virtual_media),
                          ("InsertMedia into a running VM changes its CD (QMP)",
                           insert_media_into_running_vm),
@@ -638,6 +669,7 @@ def run_uefi_checks(workdir, state_dir):
             boot = bmc.system()["Boot"]
             assert boot["BootSourceOverrideMode"] == "UEFI", boot
             assert boot["BootSourceOverrideMode@Redfish.AllowableValues"] == ["Legacy", "UEFI"]
+            assert boot["BootSourceOverrideTarget@Redfish.AllowableValues"] == UEFI_TARGETS, boot
             assert not os.path.exists(vars_copy)  # made at the first start
 
         def uefi_pxe_once_command_line():
@@ -656,6 +688,9 @@ def run_uefi_checks(workdir, state_dir):
             assert oem["UefiVars"] == vars_copy, oem
             order = [bootindex(args, d) for d in ("nic0", "vblk0", "vblk1", "vblk2", "cd0dev")]
             assert order == [0, 1, 2, 3, 4], (order, args)
+            # Pxe: iPXE's EFI ROM (no romfile=) in QEMU's own slot for the NIC, no knob.
+            assert "romfile=" not in device_arg(args, "nic0"), args
+            assert "addr=" not in device_arg(args, "nic0") and fw_cfg_args(args) == [], args
             assert s["Boot"]["BootSourceOverrideEnabled"] == "Disabled", s["Boot"]
             # Once: the normal order (disks, NIC, CD) is set back for the guest's next reset.
             now = [redfish_qemu_bmc.qmp(oem["QmpSocket"], "qom-get", {
@@ -682,6 +717,62 @@ def run_uefi_checks(workdir, state_dir):
             args = cmdline(bmc.system()["Oem"]["KilnQemuBmc"]["Pid"])
             assert bootindex(args, "vblk0") == 0 and bootindex(args, "nic0") == 3, args
 
+        def uefi_http_once_command_line():
+            bmc.reset("ForceOff")
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "UefiHttp", "BootSourceOverrideEnabled": "Once"}})
+            assert status == 204, (status, body)
+            bmc.reset("On")
+            s = bmc.system()
+            oem = s["Oem"]["KilnQemuBmc"]
+            args = cmdline(oem["Pid"])
+            assert "-boot" not in args, args
+            nic = device_arg(args, "nic0")
+            # OVMF's own virtio-net driver and HTTP boot: no iPXE ROM, no PXE boot options, a
+            # PCI slot of its own.
+            assert ",romfile=," in nic + "," and ",addr=0x10," in nic + ",", nic
+            assert fw_cfg_args(args) == PXE_KNOBS, args
+            order = [bootindex(args, d) for d in ("nic0", "vblk0", "vblk1", "vblk2", "cd0dev")]
+            assert order == [0, 1, 2, 3, 4], (order, args)
+            assert "(UEFI HTTP boot)" in oem["BootOrder"], oem
+            assert (s["Boot"]["BootSourceOverrideTarget"], s["Boot"]["BootSourceOverrideEnabled"]) \
+                == ("UefiHttp", "Disabled"), s["Boot"]
+            now = [redfish_qemu_bmc.qmp(oem["QmpSocket"], "qom-get", {
+                "path": "/machine/peripheral/" + d, "property": "bootindex"})
+                for d in ("vblk0", "vblk1", "vblk2", "nic0", "cd0dev")]
+            assert now == [100, 101, 102, 103, 104], now
+            # Hdd: neither the ROM change nor any knob.
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "Hdd", "BootSourceOverrideEnabled": "Once"}})
+            assert status == 204, (status, body)
+            bmc.reset("ForceRestart")
+            args = cmdline(bmc.system()["Oem"]["KilnQemuBmc"]["Pid"])
+            nic = device_arg(args, "nic0")
+            assert fw_cfg_args(args) == [] and "romfile=" not in nic and "addr=" not in nic, args
+            bmc.reset("ForceOff")
+
+        def uefi_http_then_legacy():
+            # A UefiHttp override that would still boot cannot go with Legacy; a disabled
+            # one can (the override is not used in Legacy mode).
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideTarget": "UefiHttp",
+                "BootSourceOverrideEnabled": "Continuous"}})
+            assert status == 204, (status, body)
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideMode": "Legacy"}})
+            assert status == 400 and \
+                redfish_message_id(body) == "Base.1.8.PropertyValueNotInList", (status, body)
+            assert bmc.system()["Boot"]["BootSourceOverrideMode"] == "UEFI"
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideMode": "Legacy"}})
+            assert status == 204, (status, body)
+            boot = bmc.system()["Boot"]
+            assert boot["BootSourceOverrideTarget@Redfish.AllowableValues"] == LEGACY_TARGETS
+            status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
+                "BootSourceOverrideMode": "UEFI", "BootSourceOverrideTarget": "Hdd",
+                "BootSourceOverrideEnabled": "Continuous"}})
+            assert status == 204, (status, body)
+
         def back_to_legacy():
             status, body, _ = bmc.request("PATCH", SYSTEM, {"Boot": {
                 "BootSourceOverrideMode": "Legacy", "BootSourceOverrideTarget": "Pxe"}})
@@ -699,6 +790,10 @@ def run_uefi_checks(workdir, state_dir):
                           "restored", uefi_pxe_once_command_line),
                          ("UEFI vars kept across power cycles; Cd/Hdd first by bootindex",
                           uefi_vars_kept_cd_first),
+                         ("UefiHttp Once: NIC first, no iPXE ROM, OVMF's PXE knobs off",
+                          uefi_http_once_command_line),
+                         ("UefiHttp with Legacy mode refused (400) unless disabled",
+                          uefi_http_then_legacy),
                          ("UEFI back to Legacy: -boot, no pflash", back_to_legacy)]:
             step(name, fn)
     finally:
@@ -720,19 +815,79 @@ def run_uefi_checks(workdir, state_dir):
             log = os.path.join(workdir, "serial", "vm1.serial.log")
 
             def first_attempt():
+                # iPXE's EFI ROM boots inside its boot option ("UEFI PXEv4 (MAC:...)", no
+                # "loading" line before it): its banner is the first sign, then our script.
                 seg = serial_segment(log, "On")
-                m = re.search(r'BdsDxe: loading Boot\w+ "([^"]*)"|>>Start (PXE)', seg)
-                return m and (m.group(1) or m.group(2))
+                m = re.search(r'BdsDxe: loading Boot\w+ "([^"]*)"|>>Start (PXE)|(iPXE) \d', seg)
+                return m and (m.group(1) or m.group(2) or m.group(3))
 
             first = wait_until("OVMF's first boot attempt on the console", first_attempt, 180,
                                0.5)
             assert "PXE" in first, first
+            wait_until("iPXE's TFTP boot script", lambda: MARKER in serial_segment(log, "On"),
+                       120, 0.5)
             assert os.path.exists(os.path.join(real_state, "vm1.OVMF_VARS.fd"))
             bmc.reset("ForceOff")
 
         step(name, uefi_pxe_boot)
     finally:
         bmc.stop()
+
+
+def run_tap_checks(workdir, state_dir):
+    """tap=: the NIC on a tap the caller made, QEMU inside --netns; bad values refused."""
+    def bad_values():
+        for extra, vm_extra, words in (
+                ([], ",tap=no/such", "invalid tap device name"),
+                ([], ",tap=" + "t" * 16, "invalid tap device name"),
+                (["--netns", "kiln-no-such-netns-%d" % os.getpid()], "",
+                 "no such network namespace"),
+                (["--netns", "../etc"], "", "not a valid namespace name")):
+            disks = ":".join(os.path.join(workdir, "disk%d.qcow2" % i) for i in range(3))
+            out = subprocess.run(
+                [PYTHON, EMULATOR, "--port", "0", "--state-dir", state_dir + "-bad",
+                 "--vm", "name=vm1,disks=%s%s" % (disks, vm_extra),
+                 "--tftp-dir", os.path.join(workdir, "tftp"), "--bootfile", "boot.ipxe"] + extra,
+                capture_output=True, text=True, timeout=30)
+            assert out.returncode == 2 and words in out.stderr, (extra, vm_extra, out)
+
+    step("tap= and --netns: bad values are start-up errors", bad_values)
+
+    name = "tap=: the NIC on a tap in a network namespace (QEMU through ip netns exec)"
+    ok, why = netns_lab.available()
+    if not ok:
+        skip(name, why)
+        return
+    with netns_lab.Lab(taps=1) as lab:
+        ctx = {}
+
+        def tap_command_line():
+            # No --tftp-dir/--bootfile needed with tap= (Bmc passes them anyway: ignored).
+            bmc = ctx["bmc"] = Bmc(workdir, state_dir, ["--netns", lab.ns],
+                                   vm_extra=",tap=" + lab.taps[0])
+            s = bmc.system()
+            assert s["Oem"]["KilnQemuBmc"]["Network"] == "tap:" + lab.taps[0], s["Oem"]
+            assert "NO-CARRIER" in lab.link(lab.taps[0])  # nobody has it open yet
+            bmc.reset("On")
+            oem = bmc.system()["Oem"]["KilnQemuBmc"]
+            args = oem["CommandLine"]
+            assert args[:4] == ["ip", "netns", "exec", lab.ns], args
+            netdev = args[args.index("-netdev") + 1]
+            assert netdev == "tap,id=n0,ifname=%s,script=no,downscript=no" % lab.taps[0], args
+            assert "tftp=" not in " ".join(args), args
+            # `ip netns exec` execs QEMU: the pid is QEMU's own, the tap is open in it.
+            assert "qemu-system" in os.path.basename(cmdline(oem["Pid"])[0])
+            wait_until("the tap's carrier", lambda: "NO-CARRIER" not in lab.link(
+                lab.taps[0]), 10)
+            assert redfish_qemu_bmc.qmp(oem["QmpSocket"], "query-status")["running"]
+            bmc.reset("ForceOff")
+            assert "NO-CARRIER" in lab.link(lab.taps[0])
+
+        try:
+            step(name, tap_command_line)
+        finally:
+            if "bmc" in ctx:
+                ctx["bmc"].stop()
 
 
 def run_kiln_checks(workdir, state_dir, kiln_server):
@@ -848,6 +1003,7 @@ def main():
                            check=True, timeout=30)
         run_emulator_checks(workdir, os.path.join(workdir, "state"))
         run_uefi_checks(workdir, os.path.join(workdir, "state-uefi"))
+        run_tap_checks(workdir, os.path.join(workdir, "state-tap"))
         if args.kiln_server:
             if os.path.exists(args.kiln_server):
                 run_kiln_checks(workdir, os.path.join(workdir, "state-kiln"), args.kiln_server)
