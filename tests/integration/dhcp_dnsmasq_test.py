@@ -31,7 +31,10 @@ import tempfile
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "support"))
+import netns_lab  # noqa: E402
 from kiln_process import KilnServer, print_log_tails  # noqa: E402
 from pg_process import PostgresServer  # noqa: E402
 
@@ -45,8 +48,8 @@ MAC_UNKNOWN = "52:54:00:00:28:99"
 
 SCRIPT = """#!/bin/sh
 # udhcpc's event script: one JSON line per event with what the answer carried.
-printf '{"event":"%s","ip":"%s","bootfile":"%s","boot_file":"%s","siaddr":"%s","opt60":"%s"}\\n' \
-  "$1" "$ip" "$bootfile" "$boot_file" "$siaddr" "$opt60" >> "$OUT"
+printf '{"event":"%s","ip":"%s","bootfile":"%s","boot_file":"%s","siaddr":"%s","vendor":"%s"}\\n' \
+  "$1" "$ip" "$bootfile" "$boot_file" "$siaddr" "$vendor" >> "$OUT"
 """
 
 FIRMWARE = {
@@ -62,69 +65,50 @@ def run(*cmd, check=True):
                           text=True)
 
 
-def available():
-    if os.geteuid() != 0:
-        return "not root"
-    for tool in ("ip", "dnsmasq", "busybox"):
-        if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
-            return tool + " missing"
-    return None
+class Client:
+    """The firmware's side: a namespace and its interface (a veth on the lab's bridge)."""
+
+    def __init__(self, ns, ifname):
+        self.ns, self.ifname = ns, ifname
+
+    def run(self, args, **kwargs):
+        kwargs.setdefault("stdin", subprocess.DEVNULL)
+        return subprocess.run(["ip", "netns", "exec", self.ns] + args, **kwargs)
 
 
-class Lab:
-    """Two namespaces joined by a veth pair: `srv` (192.0.2.1/24) and `cli` (the firmware)."""
+def dhcp(client, workdir, firmware, attempts=4):
+    """One DHCP exchange from the client namespace as `firmware`; the bound answer's fields, or
+    None."""
+    out = os.path.join(workdir, "udhcpc.out")
+    if os.path.exists(out):
+        os.unlink(out)
+    script = os.path.join(workdir, "udhcpc.sh")
+    if not os.path.exists(script):
+        with open(script, "w") as f:
+            f.write(SCRIPT)
+        os.chmod(script, 0o755)
+    client.run(["busybox", "udhcpc", "-i", client.ifname, "-f", "-q", "-n", "-t", str(attempts), "-T", "2",
+                "-s", script, "-O", "67", "-O", "60"] + FIRMWARE[firmware],
+               env=dict(os.environ, OUT=out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    if not os.path.exists(out):
+        return None
+    with open(out) as f:
+        events = [json.loads(line) for line in f if line.strip()]
+    bound = [e for e in events if e["event"] == "bound"]
+    return bound[-1] if bound else None
 
-    def __init__(self):
-        tag = "%d" % os.getpid()
-        self.srv = "kiln-dhcp-s" + tag
-        self.cli = "kiln-dhcp-c" + tag
 
-    def __enter__(self):
-        run("ip", "netns", "add", self.srv)
-        run("ip", "netns", "add", self.cli)
-        run("ip", "link", "add", "kd" + self.srv[-6:], "type", "veth", "peer", "name", "kc" + self.srv[-6:])
-        run("ip", "link", "set", "kd" + self.srv[-6:], "netns", self.srv, "name", "prov0")
-        run("ip", "link", "set", "kc" + self.srv[-6:], "netns", self.cli, "name", "nic0")
-        self.ns(self.srv, "ip", "addr", "add", SERVER_IP + "/24", "dev", "prov0")
-        for ns, dev in ((self.srv, "prov0"), (self.cli, "nic0")):
-            self.ns(ns, "ip", "link", "set", "lo", "up")
-            self.ns(ns, "ip", "link", "set", dev, "up")
-        return self
+def set_mac(client, mac):
+    for args in (["link", "set", client.ifname, "down"], ["link", "set", client.ifname, "address", mac],
+                 ["link", "set", client.ifname, "up"]):
+        client.run(["ip"] + args, check=True)
 
-    def __exit__(self, *exc):
-        for ns in (self.cli, self.srv):
-            subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
 
-    @staticmethod
-    def ns(name, *cmd, check=True):
-        return run("ip", "netns", "exec", name, *cmd, check=check)
-
-    def set_mac(self, mac):
-        self.ns(self.cli, "ip", "link", "set", "nic0", "down")
-        self.ns(self.cli, "ip", "link", "set", "nic0", "address", mac)
-        self.ns(self.cli, "ip", "link", "set", "nic0", "up")
-
-    def dhcp(self, workdir, firmware, attempts=4):
-        """One DHCP exchange from `cli` as `firmware`; the bound answer's fields, or None."""
-        out = os.path.join(workdir, "udhcpc.out")
-        if os.path.exists(out):
-            os.unlink(out)
-        script = os.path.join(workdir, "udhcpc.sh")
-        if not os.path.exists(script):
-            with open(script, "w") as f:
-                f.write(SCRIPT)
-            os.chmod(script, 0o755)
-        env = dict(os.environ, OUT=out)
-        subprocess.run(["ip", "netns", "exec", self.cli, "busybox", "udhcpc", "-i", "nic0", "-f", "-q",
-                        "-n", "-t", str(attempts), "-T", "2", "-s", script, "-O", "67", "-O", "60"]
-                       + FIRMWARE[firmware], env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=60)
-        if not os.path.exists(out):
-            return None
-        with open(out) as f:
-            events = [json.loads(line) for line in f if line.strip()]
-        bound = [e for e in events if e["event"] == "bound"]
-        return bound[-1] if bound else None
+def fetch(client, url, to="-"):
+    """GET `url` from the client namespace; its body (bytes; b"" with `to` a file), or None when
+    it failed."""
+    r = client.run(["busybox", "wget", "-q", "-O", to, url], capture_output=True)
+    return r.stdout if r.returncode == 0 else None
 
 
 def boot_file(answer):
@@ -138,8 +122,10 @@ def check(cond, message):
 
 def inside(args):
     """Runs in the `srv` namespace (re-executed there by main)."""
-    lab = Lab.__new__(Lab)
-    lab.srv, lab.cli = args.srv, args.cli
+    cl = Client(args.cli, args.ifname)
+    # An address outside the DHCP range for the TFTP and HTTP fetches (udhcpc's script only
+    # records the answers).
+    cl.run(["ip", "addr", "add", "192.0.2.50/24", "dev", args.ifname], check=True)
     workdir = args.workdir
     for name in ("deploy_kernel", "deploy_ramdisk"):
         with open(os.path.join(workdir, name), "wb") as f:
@@ -162,14 +148,14 @@ http_root = {w}/httpboot
 dhcp_provider = dnsmasq
 [dnsmasq]
 manage = true
-interface = prov0
+interface = {bridge}
 dhcp_range = 192.0.2.100,192.0.2.150,10m
 dhcp_hostsdir = {w}/dnsmasq/hosts
 dhcp_optsdir = {w}/dnsmasq/opts
 dhcp_leasefile = {w}/dnsmasq/leases
 config_file = {w}/dnsmasq/dnsmasq.conf
 sync_interval = 1
-""".format(api=API, w=workdir)
+""".format(api=API, w=workdir, bridge=args.bridge)
     pg = None if PostgresServer.unavailable() else PostgresServer()
     if pg:
         pg.start()
@@ -197,52 +183,50 @@ sync_interval = 1
         http = make_node("dhcp-http", "http", MAC_HTTP)
 
         # Before anything boots, even a node's MAC gets nothing.
-        lab.set_mac(MAC_IPXE)
-        check(lab.dhcp(workdir, "bios", attempts=2) is None, "an idle node's MAC got a DHCP answer")
+        set_mac(cl, MAC_IPXE)
+        check(dhcp(cl, workdir, "bios", attempts=2) is None, "an idle node's MAC got a DHCP answer")
 
         to_clean_wait(ipxe)
-        bios = lab.dhcp(workdir, "bios")
+        bios = dhcp(cl, workdir, "bios")
         check(bios is not None, "no DHCP answer for a cleaning node (BIOS PXE)")
         check(boot_file(bios) == "undionly.kpxe" and bios["siaddr"] == SERVER_IP, bios)
         check(bios["ip"].startswith("192.0.2."), bios)
-        uefi = lab.dhcp(workdir, "uefi")
+        uefi = dhcp(cl, workdir, "uefi")
         check(uefi and boot_file(uefi) == "snponly.efi" and uefi["siaddr"] == SERVER_IP, uefi)
-        ipxe_answer = lab.dhcp(workdir, "ipxe")
+        ipxe_answer = dhcp(cl, workdir, "ipxe")
         check(ipxe_answer and boot_file(ipxe_answer) == API + "/boot.ipxe", ipxe_answer)
-        http_answer = lab.dhcp(workdir, "http")
+        http_answer = dhcp(cl, workdir, "http")
         check(http_answer and boot_file(http_answer) == API + "/boot/loaders/snponly.efi", http_answer)
-        check(http_answer["opt60"] in ("HTTPClient", "48545450436c69656e74"), http_answer)
+        check(http_answer["vendor"] == "HTTPClient", http_answer)
 
         # What those answers point at: TFTP from the dnsmasq, HTTP from kiln-server.
         got = os.path.join(workdir, "snponly.tftp")
-        lab.ns(lab.cli, "busybox", "tftp", "-g", "-r", "snponly.efi", "-l", got, SERVER_IP)
+        cl.run(["busybox", "tftp", "-g", "-r", "snponly.efi", "-l", got, SERVER_IP], check=True)
         with open(got, "rb") as a, open(os.path.join(workdir, "tftpboot", "snponly.efi"), "rb") as b:
             check(a.read() == b.read(), "TFTP served another snponly.efi")
-        fetched = lab.ns(lab.cli, "busybox", "wget", "-q", "-O", "-", API + "/boot/loaders/snponly.efi").stdout
-        check(len(fetched) > 0, "GET /boot/loaders/snponly.efi served nothing")
-        script = lab.ns(lab.cli, "busybox", "wget", "-q", "-O", "-",
-                        API + "/boot/" + MAC_IPXE.replace(":", "-") + ".ipxe").stdout
-        check("kiln.api_url=" + API in script, script)
-        for bad in ("/boot/loaders/..%2f..%2fetc%2fpasswd", "/boot/loaders/kiln.conf"):
-            r = lab.ns(lab.cli, "busybox", "wget", "-q", "-O", "-", API + bad, check=False)
-            check(r.returncode != 0, "GET %s was served" % bad)
+        with open(os.path.join(workdir, "tftpboot", "snponly.efi"), "rb") as f:
+            check(fetch(cl, API + "/boot/loaders/snponly.efi") == f.read(), "GET /boot/loaders/snponly.efi")
+        script = fetch(cl, API + "/boot/" + MAC_IPXE.replace(":", "-") + ".ipxe") or b""
+        check(b"kiln.api_url=" + API.encode() in script, script)
+        for bad in ("/boot/loaders/..%2f..%2fetc%2fpasswd", "/boot/loaders/kiln.conf", "/boot/loaders/"):
+            check(fetch(cl, API + bad) is None, "GET %s was served" % bad)
 
         # UEFI HTTP boot of the agent's ISO (the http boot interface).
-        lab.set_mac(MAC_HTTP)
+        set_mac(cl, MAC_HTTP)
         to_clean_wait(http)
-        iso = lab.dhcp(workdir, "http")
+        iso = dhcp(cl, workdir, "http")
         check(iso and boot_file(iso).startswith(API + "/v1/vmedia/boot-" + http) and
               boot_file(iso).endswith(".iso"), iso)
-        body = lab.ns(lab.cli, "busybox", "wget", "-q", "-O", os.path.join(workdir, "got.iso"), boot_file(iso))
+        check(fetch(cl, boot_file(iso), to=os.path.join(workdir, "got.iso")) is not None, "GET of the ISO failed")
         with open(os.path.join(workdir, "got.iso"), "rb") as f:
             f.seek(0x8001)
             check(f.read(5) == b"CD001", "the HTTP boot URL did not serve an ISO")
-        fallback = lab.dhcp(workdir, "uefi")  # firmware without HTTP boot: PXE, then iPXE
+        fallback = dhcp(cl, workdir, "uefi")  # firmware without HTTP boot: PXE, then iPXE
         check(fallback and boot_file(fallback) == "snponly.efi", fallback)
 
         # A MAC Kiln does not know: no answer, and dnsmasq says it ignored it.
-        lab.set_mac(MAC_UNKNOWN)
-        check(lab.dhcp(workdir, "uefi", attempts=2) is None, "an unknown MAC got a DHCP answer")
+        set_mac(cl, MAC_UNKNOWN)
+        check(dhcp(cl, workdir, "uefi", attempts=2) is None, "an unknown MAC got a DHCP answer")
         check(MAC_UNKNOWN + " ignored" in open(server.log_path, errors="replace").read(),
               "dnsmasq's log (through kiln-server's) does not show the unknown MAC ignored")
 
@@ -257,8 +241,8 @@ sync_interval = 1
                 break
             check(time.monotonic() < deadline, "dnsmasq was not started again")
             time.sleep(0.2)
-        lab.set_mac(MAC_IPXE)
-        again = lab.dhcp(workdir, "uefi")
+        set_mac(cl, MAC_IPXE)
+        again = dhcp(cl, workdir, "uefi")
         check(again and boot_file(again) == "snponly.efi", again)
         check(server.node(ipxe)["provision_state"] == "clean wait", "dnsmasq's death failed the node")
         check("dnsmasq exited; starting it again" in open(server.log_path, errors="replace").read(),
@@ -267,7 +251,7 @@ sync_interval = 1
         # The node leaves the ramdisk states: its MAC gets nothing any more.
         server.provision(ipxe, {"target": "abort"})
         server.wait_for(ipxe, ["clean failed"], unlocked=True)
-        check(lab.dhcp(workdir, "uefi", attempts=2) is None, "a node that left cleaning still got an answer")
+        check(dhcp(cl, workdir, "uefi", attempts=2) is None, "a node that left cleaning still got an answer")
         with open(os.path.join(workdir, "dnsmasq", "hosts", "kiln-" + MAC_IPXE.replace(":", "-"))) as f:
             check(f.read() == MAC_IPXE + ",ignore\n", "the host entry was not turned to ignore")
 
@@ -300,8 +284,8 @@ file_url_allowed_paths = {w}
         second.wait_for(other, ["manageable"], unlocked=True)
         second.provision(other, {"target": "provide"})
         second.wait_for(other, ["clean wait"], timeout=60)
-        lab.set_mac(MAC_OTHER)
-        answer = lab.dhcp(workdir, "uefi", attempts=6)
+        set_mac(cl, MAC_OTHER)
+        answer = dhcp(cl, workdir, "uefi", attempts=6)
         check(answer and boot_file(answer) == "snponly.efi", ("entry from the database", answer))
         print("dhcp_dnsmasq_test: all checks passed")
         return 0
@@ -320,23 +304,28 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", required=True)
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--srv", help=argparse.SUPPRESS)
     parser.add_argument("--cli", help=argparse.SUPPRESS)
+    parser.add_argument("--ifname", help=argparse.SUPPRESS)
+    parser.add_argument("--bridge", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inside:
         return inside(args)
-    why = available()
-    if why:
-        print("skipped: " + why)
+    ok, why = netns_lab.available()
+    if not ok or not os.path.exists("/usr/sbin/dnsmasq") or not shutil.which("busybox"):
+        print("skipped: " + (why if not ok else "dnsmasq (dnsmasq-base) or busybox missing"))
         return 77
     workdir = tempfile.mkdtemp(prefix="kiln-dhcp-")
     os.chmod(workdir, 0o755)  # dnsmasq drops to nobody: it reads the host files below
     try:
-        with Lab() as lab:
-            r = subprocess.run(["ip", "netns", "exec", lab.srv, sys.executable, os.path.abspath(__file__),
-                                "--inside", "--server", os.path.abspath(args.server), "--srv", lab.srv,
-                                "--cli", lab.cli, "--workdir", workdir], timeout=280)
+        with netns_lab.Lab(clients=1) as lab:
+            client = lab.clients[0]
+            # The whole test runs in the lab's namespace: kiln-server, its dnsmasq on the bridge,
+            # PostgreSQL; the firmware's side in the client namespace.
+            r = lab.run([sys.executable, os.path.abspath(__file__), "--inside",
+                         "--server", os.path.abspath(args.server), "--cli", client.ns,
+                         "--ifname", client.ifname, "--bridge", lab.bridge, "--workdir", workdir],
+                        timeout=280)
             return r.returncode
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
