@@ -498,7 +498,7 @@ ApiResponse ApiService::serveMetrics(const ApiRequest& request) {
     response.body = renderMetrics(deps_.storage, deps_.config);
   }
   stampRequestId(response);
-  if (request.method == "HEAD") response.body.clear();
+  if (request.method == "HEAD") response.dropBodyForHead();
   return response;
 }
 
@@ -507,7 +507,7 @@ ApiResponse ApiService::handle(const ApiRequest& request) {
   if (deps_.metricsOnly) {
     ApiResponse response = errorResponse(notFound("The resource could not be found.").error());
     stampRequestId(response);
-    if (request.method == "HEAD") response.body.clear();
+    if (request.method == "HEAD") response.dropBodyForHead();
     return response;
   }
   const auto start = deps_.clock.monotonic();
@@ -525,7 +525,7 @@ ApiResponse ApiService::handle(const ApiRequest& request) {
     response = errorResponse({ErrorCode::Internal, "Internal Server Error"});
   }
   stampRequestId(response);
-  if (request.method == "HEAD") response.body.clear();
+  if (request.method == "HEAD") response.dropBodyForHead();
   requestMetrics_->record(route, request.method, response.status,
                           std::chrono::duration<double>(deps_.clock.monotonic() - start).count());
   return response;

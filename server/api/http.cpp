@@ -32,6 +32,11 @@ std::optional<std::string> ApiRequest::param(std::string_view name) const {
   return out;
 }
 
+void ApiResponse::dropBodyForHead() {
+  if (!stream) contentLength = body.size();
+  body.clear();
+}
+
 void ApiResponse::setHeader(std::string name, std::string value) {
   for (auto& [k, v] : headers) {
     if (equalsIgnoreCase(k, name)) {

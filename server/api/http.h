@@ -62,8 +62,13 @@ struct ApiResponse {
   /// Set for a streamed response: `body` is written first, then the stream's output until it
   /// ends; the response has no Content-Length and the connection closes after it.
   std::shared_ptr<ResponseStream> stream;
+  /// The Content-Length a HEAD answer carries: the size GET's body would have (RFC 9110 §9.3.2;
+  /// UEFI HTTP boot sizes its download from it). Unset: body's size.
+  std::optional<size_t> contentLength;
 
   void setHeader(std::string name, std::string value);
+  /// For a HEAD request: keeps the body's size as contentLength and drops the body.
+  void dropBodyForHead();
   std::optional<std::string> header(std::string_view name) const;
 };
 

@@ -97,7 +97,7 @@ std::string responseHead(const ApiResponse& response, bool keepAlive) {
   // A stream's body ends when the connection closes (RFC 9112 §6.3): no Content-Length.
   if (response.status != 204 && !response.stream) {  // RFC 9110 §8.6: no Content-Length on a 204
     head += "Content-Length: ";
-    head += std::to_string(response.body.size());
+    head += std::to_string(response.contentLength.value_or(response.body.size()));
     head += "\r\n";
   }
   head += "\r\n";

@@ -221,6 +221,11 @@ sync_interval = 1
         with open(os.path.join(workdir, "got.iso"), "rb") as f:
             f.seek(0x8001)
             check(f.read(5) == b"CD001", "the HTTP boot URL did not serve an ISO")
+        # UEFI HTTP boot sizes its download from a HEAD first: 200 with GET's Content-Length.
+        head = urllib.request.Request(boot_file(iso).replace(API, server.url), method="HEAD")
+        with urllib.request.urlopen(head, timeout=30) as resp:
+            check(resp.status == 200 and int(resp.headers["Content-Length"]) ==
+                  os.path.getsize(os.path.join(workdir, "got.iso")), dict(resp.headers))
         fallback = dhcp(cl, workdir, "uefi")  # firmware without HTTP boot: PXE, then iPXE
         check(fallback and boot_file(fallback) == "snponly.efi", fallback)
 
