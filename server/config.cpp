@@ -414,7 +414,10 @@ std::vector<ConfigOption> makeOptions() {
       "dnsmasq", "interface",
       [](const ConfigOption&, const std::string& text, const std::string& where,
          Config& c) -> Result<void> {
-        if (auto problem = interfaceNameProblem(text)) return invalid(where + ": \"" + text + "\" " + *problem);
+        // Empty: unset (checked with manage below).
+        if (auto problem = interfaceNameProblem(text); problem && !text.empty()) {
+          return invalid(where + ": \"" + text + "\" " + *problem);
+        }
         c.dnsmasqInterface = text;
         return {};
       }));

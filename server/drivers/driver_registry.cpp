@@ -69,9 +69,11 @@ Result<DriverRegistry> DriverRegistry::create(const Config& config) {
         }
       }
     } else {
-      // Unset: everything the enabled hardware types support.
+      // Unset: everything the enabled hardware types support, but what must be named.
       for (const auto* hw : defs) {
         for (auto impl : hw->supported[idx]) {
+          const auto* def = findImplementation(info.type, impl);
+          if (def && def->onlyWhenNamed) continue;
           if (!contains(enabled, impl)) enabled.emplace_back(impl);
         }
       }

@@ -98,8 +98,9 @@ constexpr ImplementationDef kImplementations[] = {
     {IT::Boot, "fake", {}},
     {IT::Boot, "idrac-redfish-virtual-media", kVirtualMediaProperties, false,
      "redfish-virtual-media"},
-    {IT::Boot, "http", kNetbootProperties},
-    {IT::Boot, "http-ipxe", kNetbootProperties},
+    // UEFI HTTP boot (docs/provisioning-network.md); Ironic does not enable them by default.
+    {IT::Boot, "http", kNetbootProperties, false, {}, true},
+    {IT::Boot, "http-ipxe", kNetbootProperties, false, {}, true},
     {IT::Boot, "ipxe", kNetbootProperties},
     {IT::Boot, "pxe", kNetbootProperties},
     {IT::Boot, "redfish-virtual-media", kVirtualMediaProperties},

@@ -34,6 +34,9 @@ struct ImplementationDef {
   /// names that Kiln serves with its generic code, e.g. the idrac hardware type's
   /// "idrac-redfish" power interface is the "redfish" one); "" for an implementation of its own.
   std::string_view aliasOf = {};
+  /// Enabled only when enabled_<iface>_interfaces names it, not by an unset option: Ironic's
+  /// defaults leave it off too (the http and http-ipxe boot interfaces).
+  bool onlyWhenNamed = false;
 };
 
 /// A hardware type: supported implementation names per interface, in priority order.

@@ -314,3 +314,49 @@ TEST_CASE("GET /v1/vmedia serves only the ISOs of http_root, by their names, una
   CHECK(api.call("GET", "/v1/vmedia/" + folder).status == 404);
   CHECK(api.call("GET", "/v1/vmedia/..%2F..%2Fetc%2Fpasswd").status == 404);
 }
+
+TEST_CASE("dnsmasq: a node's DHCP entry is written when its agent boots and ignored when it stops",
+          "[server][netboot][dhcp]") {
+  TempDir dir("kiln-dhcp");
+  std::ofstream(dir.file("kernel")) << "K";
+  std::ofstream(dir.file("initramfs")) << "R";
+  TestApi api("[DEFAULT]\nenabled_boot_interfaces = fake, ipxe, pxe, http-ipxe, http\n"
+              "[conductor]\ndeploy_kernel = " + dir.file("kernel") + "\ndeploy_ramdisk = " +
+              dir.file("initramfs") + "\nfile_url_allowed_paths = " + dir.path.string() +
+              "\napi_url = http://192.0.2.1:6385\n[dhcp]\ndhcp_provider = dnsmasq\n[dnsmasq]\n"
+              "dhcp_hostsdir = " + dir.file("hosts") + "\ndhcp_optsdir = " + dir.file("opts") + "\n");
+  createNode(api, "http-ipxe", Json::object());
+  const std::string host = dir.file("hosts/kiln-52-54-00-ab-cd-ef");
+  verb(api, "nb", "manage");
+  CHECK_FALSE(std::filesystem::exists(host));  // nothing boots yet
+  verb(api, "nb", "provide");
+  REQUIRE(node(api, "nb")["provision_state"] == "clean wait");
+  const std::string entry = readFile(host);
+  REQUIRE_THAT(entry, Catch::StartsWith(std::string(kMac) + ",set:kiln,set:kiln-"));
+  const std::string tag = entry.substr(entry.rfind(":") + 1, entry.size() - entry.rfind(":") - 2);
+  CHECK_THAT(readFile(dir.file("opts/" + tag)),
+             Catch::Contains("tag:" + tag + ",tag:ipxe,option:bootfile-name,http://192.0.2.1:6385/boot.ipxe"));
+  // http-ipxe machines run the agent's iPXE script like ipxe ones.
+  api.version = "";
+  CHECK_THAT(api.call("GET", "/boot/52-54-00-ab-cd-ef.ipxe").body, Catch::Contains("kiln.api_url="));
+  api.version = "1.78";
+  verb(api, "nb", "abort");
+  CHECK(node(api, "nb")["provision_state"] == "clean failed");
+  CHECK(readFile(host) == std::string(kMac) + ",ignore\n");
+}
+
+TEST_CASE("GET /boot/loaders serves only the loaders kiln-server copies, from tftp_root",
+          "[server][netboot][dhcp]") {
+  TempDir dir("kiln-loaders");
+  std::filesystem::create_directory(dir.file("tftp"));
+  std::ofstream(dir.file("tftp/snponly.efi")) << "SNP";
+  std::ofstream(dir.file("tftp/secret.txt")) << "no";
+  TestApi api("[pxe]\ntftp_root = " + dir.file("tftp") + "\n");
+  api.version = "";
+  auto served = api.call("GET", "/boot/loaders/snponly.efi");
+  CHECK(served.status == 200);
+  CHECK(served.body == "SNP");
+  CHECK(api.call("GET", "/boot/loaders/secret.txt").status == 404);
+  CHECK(api.call("GET", "/boot/loaders/ipxe.efi").status == 404);  // a known name, not copied
+  CHECK(api.call("GET", "/boot/loaders/..%2Fsecret.txt").status == 404);
+}

@@ -102,7 +102,14 @@ TEST_CASE("RedfishManagement lists the boot devices the BMC allows", "[server][d
   f.bmc.updateSystem("1", [](RedfishSystemState& s) {
     s.allowedBootTargets = {"None", "Hdd", "Pxe", "UefiHttp"};
   });
-  CHECK(management.supportedBootDevices(task) == std::vector<std::string>{"pxe", "disk"});
+  // UefiHttp is Ironic's "uefi http" (boot_devices.UEFIHTTP), offered only where listed.
+  CHECK(management.supportedBootDevices(task) == std::vector<std::string>{"pxe", "disk", "uefi http"});
+  REQUIRE(management.setBootDevice(task, "uefi http", false));
+  CHECK(f.bmc.system().bootTarget == "UefiHttp");
+  CHECK(f.bmc.system().bootEnabled == "Once");
+  auto device = management.getBootDevice(task);
+  REQUIRE(device);
+  CHECK(device->device == "uefi http");
   f.bmc.updateSystem("1", [](RedfishSystemState& s) { s.allowedBootTargets.clear(); });
   CHECK(management.supportedBootDevices(task) ==
         std::vector<std::string>{"pxe", "disk", "cdrom", "bios"});
