@@ -315,8 +315,10 @@ def inside(args):
             assert re.search(r"vendor class: HTTPClient", log), "no UEFI HTTP boot request reached dnsmasq"
             assert re.search(r"bootfile-name\s+%s/v1/vmedia/boot-%s-\S+\.iso" % (re.escape(API), uuid), log), \
                 "dnsmasq did not hand out the agent ISO's URL"
-            assert "UefiHttp" in open(os.path.join(work, "bmc.log"), errors="replace").read() or \
-                "UefiHttp" in serial, "the BMC was not told UefiHttp"
+            assert "boot override UefiHttp" in open(os.path.join(work, "bmc.log"), errors="replace").read(), \
+                "the BMC was not told UefiHttp"
+            assert "UEFI HTTPv4" in serial and "kiln: loading the agent from" in serial, \
+                "OVMF did not boot the agent ISO through UEFI HTTP boot"
         # The instance booted its disk: its MAC is ignored now, and dnsmasq ignores its DHCP.
         with open(os.path.join(work, "dnsmasq", "hosts", "kiln-" + MAC.replace(":", "-"))) as f:
             assert f.read() == MAC + ",ignore\n", "vm1's host entry is still there"
