@@ -367,6 +367,8 @@ std::vector<ConfigOption> makeOptions() {
   // [deploy]
   o.push_back(
       optBool("deploy", "power_off_after_deploy_failure", &C::powerOffAfterDeployFailure, true));
+  o.push_back(optBool("deploy", "fast_track", &C::fastTrack, false));
+  o.push_back(optInt("deploy", "fast_track_timeout", &C::fastTrackTimeout, 0, 300, 300));
   o.push_back(optString("deploy", "http_root", &C::httpRoot, "/var/lib/kiln/httpboot"));
   o.push_back(optString("deploy", "external_http_url", &C::externalHttpUrl, std::nullopt));
   o.push_back(optChoice("deploy", "image_server_auth_strategy", &C::imageServerAuthStrategy,

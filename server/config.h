@@ -138,6 +138,11 @@ struct Config {
   /// Power a node off when its deployment fails (Ironic's default), so that a failed machine
   /// does not stay up in the ramdisk.
   bool powerOffAfterDeployFailure = true;
+  /// [deploy] fast_track (Ironic's): the agent stays up after inspection and cleaning, and a
+  /// flow started while it heartbeats within fast_track_timeout uses it without a reboot.
+  /// driver_info/fast_track overrides it per node.
+  bool fastTrack = false;
+  int fastTrackTimeout = 300;  ///< [deploy] fast_track_timeout, seconds (Ironic's 0-300)
   /// The boot mode of nodes that request none (server/drivers/boot_mode.h): "uefi" | "bios".
   std::string defaultBootMode = "uefi";
   /// Where the redfish-virtual-media boot interface writes the ISOs BMCs fetch (Ironic's

@@ -375,6 +375,15 @@ class Conductor {
   /// Puts an allocation in "error" with `message` (unless it is gone or no longer allocating).
   void failAllocation(const std::string& uuid, const std::string& message);
   void checkWaitingNodes();
+  /// Fast track's periodic check (every 10 seconds at most): a node in manageable or available
+  /// whose agent session or boot_target "agent" fast track left is no longer usable (its last
+  /// heartbeat older than [deploy] fast_track_timeout, powered off, in maintenance, fast track
+  /// turned off) loses both (agent::endFastTrack), in a short transaction that re-checks the
+  /// node is free and unchanged.
+  void expireFastTrack();
+  /// Whether an idle agent of this node may stay in fast track: manageable or available, not
+  /// in maintenance, fast track enabled for it (an invalid driver_info value counts as off).
+  bool fastTrackIdle(const TaskContext& task) const;
   void syncPowerStates();
   /// One node of syncPowerStates(); false stops the sync (the database is unavailable). Every
   /// BMC call runs with no transaction open; restoring the recorded power state
@@ -403,6 +412,8 @@ class Conductor {
   std::set<std::string> sensorNodesRead_;
   std::chrono::steady_clock::time_point lastEventsPrune_{};
   bool eventsPruneDone_ = false;
+  std::chrono::steady_clock::time_point lastFastTrackSweep_{};
+  bool fastTrackSweepDone_ = false;
 };
 
 }  // namespace kiln::server

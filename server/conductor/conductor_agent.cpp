@@ -64,6 +64,15 @@ const json* reportedSteps(const protocol::HeartbeatRequest& beat, const char* ki
 
 }  // namespace
 
+bool Conductor::fastTrackIdle(const TaskContext& task) const {
+  if (!agent::fastTrackIdleState(task.node.str(kNodeProvisionState)) ||
+      task.node.flag(kNodeMaintenance)) {
+    return false;
+  }
+  auto enabled = agent::fastTrackEnabled(deps_.config, task.driverInfo);
+  return enabled && *enabled;
+}
+
 Result<json> Conductor::lookup(const std::vector<std::string>& macs, const std::string& nodeUuid) {
   auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
   std::string uuid = nodeUuid;
@@ -87,8 +96,11 @@ Result<json> Conductor::lookup(const std::vector<std::string>& macs, const std::
     return std::unexpected(loaded.error());
   }
   TaskContext task = std::move(*loaded);
-  // Deliberately indistinguishable from an unknown node (Ironic's restrict_lookup).
-  if (deps_.config.restrictLookup && !agentExpected(task.node.str(kNodeProvisionState))) {
+  // Deliberately indistinguishable from an unknown node (Ironic's restrict_lookup). Fast track
+  // adds manageable and available (Ironic's FASTTRACK_LOOKUP_ALLOWED_STATES), out of
+  // maintenance.
+  if (deps_.config.restrictLookup && !agentExpected(task.node.str(kNodeProvisionState)) &&
+      !fastTrackIdle(task)) {
     return notFound(kLookupNotFound);
   }
   KILN_TRY_VOID(NodeLock::checkFree(task.node));
@@ -163,6 +175,22 @@ Result<protocol::HeartbeatResponse> Conductor::heartbeat(const std::string& uuid
       return response;
     }
     const std::string now = formatIsoTime(deps_.clock.now());
+    if (agent::fastTrackIdleState(task.node.str(kNodeProvisionState))) {
+      if (!fastTrackIdle(task)) {
+        // An agent left up by fast track that may no longer be used (maintenance, or fast
+        // track turned off for the node): its session and boot_target "agent" end; it looks
+        // up again and is not found until fast track applies again.
+        agent::endFastTrack(info);
+        task.log.info("fast track ended: the idle agent is no longer used");
+        KILN_TRY_VOID(tasks_.saveOver(*tx, task, storedRow));
+        KILN_TRY_VOID(tx->commit());
+        return fail(ErrorCode::Unauthenticated, "Fast track does not apply to node " + uuid +
+                                                    " any more: look the node up again.");
+      }
+      // Fast track: the idle agent is recorded, and keeps its DHCP entry (boot_target). No
+      // step runs until a deployment, cleaning or inspection starts.
+      info["boot_target"] = "agent";
+    }
     info[flow::kAgentVersion] = beat.agentVersion;
     info[flow::kAgentProtocolVersion] = beat.protocolVersion;
     info[agent::kLastHeartbeat] = now;

@@ -10,6 +10,7 @@
 #include "server/conductor/conductor.h"
 #include "server/conductor/conductor_detail.h"
 #include "server/conductor/node_events_recorder.h"
+#include "server/drivers/agent/agent_session.h"
 #include "server/drivers/agent/ramdisk_logs.h"
 #include "server/drivers/sensor_metrics.h"
 #include "server/model/node.h"
@@ -104,6 +105,7 @@ void Conductor::runPeriodicTasks() {
   pickUpHandedOffPower();
   pickUpHandedOffNodes();
   checkWaitingNodes();
+  expireFastTrack();
   const int interval = deps_.config.syncPowerStateInterval;
   if (interval > 0) {
     const auto now = deps_.clock.monotonic();
@@ -220,6 +222,58 @@ void Conductor::checkWaitingNodes() {
                          : "Timeout reached while waiting for callback for node " +
                                task->uuid() + " in deploy step " + step + ".",
                    {}, FailureCause::TimedOut);
+  }
+}
+
+void Conductor::expireFastTrack() {
+  const auto now = deps_.clock.monotonic();
+  if (fastTrackSweepDone_ && now - lastFastTrackSweep_ < std::chrono::seconds(10)) return;
+  fastTrackSweepDone_ = true;
+  lastFastTrackSweep_ = now;
+  const auto wallNow = deps_.clock.now();
+  // Whether fast track left something of its agent on the node that is no longer true.
+  auto stale = [&](const TaskContext& task) {
+    const json& info = task.internalInfo;
+    const bool kept = info.contains(agent::kToken) || info.value("boot_target", "") == "agent";
+    if (!kept) return false;
+    return !fastTrackIdle(task) || task.node.optStr(kNodePowerState) == state::kPowerOff ||
+           !agent::agentAlive(info, deps_.config.fastTrackTimeout, wallNow);
+  };
+  std::vector<std::string> expired;
+  forEachNode(deps_.storage,
+              {{ListFilter::Op::In,
+                kNodeProvisionState,
+                {},
+                {std::string(state::kManageable), std::string(state::kAvailable)}},
+               {ListFilter::Op::IsNull, kNodeReservation, {}, {}}},
+              [&](const Record& n) {
+                if (!registry_.owns(n)) return true;
+                TaskContext task;
+                task.node = n;
+                task.internalInfo = objectField(n, kNodeDriverInternalInfo);
+                task.driverInfo = objectField(n, kNodeDriverInfo);
+                if (stale(task)) expired.push_back(n.uuid());
+                return true;
+              });
+  for (const auto& uuid : expired) {
+    auto ended = [&]() -> Result<void> {
+      auto tx = KILN_TRY(deps_.storage.begin(Mode::Write));
+      TaskContext task = KILN_TRY(tasks_.load(*tx, uuid, /*withRelations=*/false));
+      if (!task.node[kNodeReservation].isNull() ||
+          !agent::fastTrackIdleState(task.node.str(kNodeProvisionState)) || !stale(task)) {
+        return {};  // changed meanwhile: the next pass looks again
+      }
+      const Record storedRow = task.node;
+      agent::endFastTrack(task.internalInfo);
+      task.log.info("fast track ended: the agent is no longer usable",
+                    {{"last_heartbeat", objectField(storedRow, kNodeDriverInternalInfo)
+                                            .value(agent::kLastHeartbeat, std::string())}});
+      KILN_TRY_VOID(tasks_.saveOver(*tx, task, storedRow));
+      return tx->commit();
+    }();
+    if (!ended) {
+      log_.warning("ending fast track failed", {{"node", uuid}, {"error", ended.error().message}});
+    }
   }
 }
 

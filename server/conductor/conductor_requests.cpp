@@ -338,6 +338,12 @@ void Conductor::powerAction(NodeLock& lock, const std::string& target, int timeo
                             "Failed to set node power state to " + target +
                                 ": the node has disable_power_off set; reboot it instead");
               }
+              if (target != state::kPowerOn &&
+                  agent::fastTrackIdleState(task.node.str(kNodeProvisionState))) {
+                // A power off or reboot ends fast track: the agent left up goes down with it
+                // (Ironic wipes the agent's token on these actions).
+                agent::endFastTrack(task.internalInfo);
+              }
               if (target == "rebooting" || target == "soft rebooting") {
                 KILN_TRY_VOID(power.reboot(task, target == "soft rebooting", timeout));
               } else {

@@ -68,6 +68,12 @@ class DirectDeploy final : public DeployInterface {
     for (auto& s : steps_) {
       if (s.name == "deploy") {
         s.handler = [](TaskContext& task, const json&) -> Result<StepResult> {
+          if (agent::isFastTrack(task)) {
+            // Fast track: the agent is up and heartbeating (after inspection or cleaning); the
+            // next steps go to it on its next heartbeat, without a power action or a boot.
+            task.log.info("fast track: deploying through the running agent");
+            return StepResult::Done;
+          }
           KILN_TRY_VOID(agent::bootRamdisk(task, powerTimeout(task)));
           return StepResult::Wait;
         };
@@ -145,6 +151,11 @@ class DirectDeploy final : public DeployInterface {
       return "Some parameters were missing in node's instance_info. Missing are: ['image_source']";
     }
     if (auto info = buildImageInfo(task); !info) return info.error().message;
+    if (task.config) {
+      if (auto fastTrack = agent::fastTrackEnabled(*task.config, task.driverInfo); !fastTrack) {
+        return fastTrack.error().message;
+      }
+    }
     // A config drive PATCHed into instance_info is checked here too, so that a deployment
     // request carrying none fails at once (400) rather than in write_image.
     if (auto it = task.instanceInfo.find("configdrive");
@@ -154,10 +165,20 @@ class DirectDeploy final : public DeployInterface {
     return std::nullopt;
   }
   Result<StepResult> prepareCleaning(TaskContext& task) override {
+    if (agent::isFastTrack(task)) {
+      // Fast track: the clean steps go to the running agent at once.
+      task.log.info("fast track: cleaning through the running agent");
+      return StepResult::Done;
+    }
     KILN_TRY_VOID(agent::bootRamdisk(task, powerTimeout(task)));
     return StepResult::Wait;
   }
   Result<void> tearDownCleaning(TaskContext& task) override {
+    if (agent::isFastTrack(task)) {
+      // Fast track: the agent stays up, its session and boot_target "agent" with it.
+      task.log.info("fast track: the agent stays up after cleaning");
+      return {};
+    }
     KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
     return agent::rebootAfterRamdisk(task, powerTimeout(task));
   }
@@ -182,7 +203,15 @@ class AgentInspect final : public InspectInterface {
     // and resumes the node; the second pass (marker set, inventory present) applies it.
     if (!info.value("agent_inspecting", false) || !info.contains(agent::kInventory)) {
       info.erase(agent::kInventory);
-      KILN_TRY_VOID(agent::bootRamdisk(task, powerTimeout(task)));
+      if (agent::isFastTrack(task)) {
+        // Fast track: the running agent sends its inventory with the first heartbeat of a
+        // session. Its session ends here: its next heartbeat is refused, it looks up again
+        // (allowed in inspect wait) and reports the inventory. No power action, no boot.
+        task.log.info("fast track: inspecting through the running agent");
+        agent::resetSession(info);
+      } else {
+        KILN_TRY_VOID(agent::bootRamdisk(task, powerTimeout(task)));
+      }
       info[agent::kWaiting] = "inventory";
       info["agent_inspecting"] = true;
       return StepResult::Wait;
@@ -196,6 +225,11 @@ class AgentInspect final : public InspectInterface {
     task.node.setText(kNodeProperties, dumpJson(properties));
     task.inventory = std::move(info[agent::kInventory]);
     info.erase(agent::kInventory);
+    if (agent::isFastTrack(task)) {
+      // Fast track: the agent stays up, its session and boot_target "agent" with it.
+      task.log.info("fast track: the agent stays up after inspection");
+      return StepResult::Done;
+    }
     KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
     KILN_TRY_VOID(agent::rebootAfterRamdisk(task, powerTimeout(task)));
     return StepResult::Done;

@@ -8,6 +8,7 @@
 #include "server/model/provision_state.h"
 #include "shared/core/base64.h"
 #include "shared/core/secrets.h"
+#include "shared/core/strings.h"
 #include "shared/core/uuid.h"
 #include "shared/json/json_util.h"
 
@@ -102,6 +103,59 @@ Result<void> rebootAfterRamdisk(TaskContext& task, std::chrono::seconds powerTim
   KILN_TRY_VOID(task.driver->power->reboot(task, false, powerTimeout));
   task.node.setText(kNodePowerState, std::string(state::kPowerOn));
   return {};
+}
+
+Result<bool> fastTrackEnabled(const Config& config, const json& driverInfo) {
+  auto it = driverInfo.find("fast_track");
+  if (it == driverInfo.end() || it->is_null()) return config.fastTrack;
+  if (it->is_boolean()) return it->get<bool>();
+  if (it->is_string()) {
+    const std::string v = asciiLower(trim(it->get_ref<const std::string&>()));
+    for (const char* yes : {"1", "t", "true", "on", "y", "yes"}) {
+      if (v == yes) return true;
+    }
+    for (const char* no : {"0", "f", "false", "off", "n", "no"}) {
+      if (v == no) return false;
+    }
+  }
+  return invalid("Invalid value of fast_track: " + it->dump() +
+                 " (driver_info/fast_track must be a boolean, or true/false)");
+}
+
+bool agentAlive(const json& info, int timeoutSeconds, std::chrono::system_clock::time_point now) {
+  if (!info.contains(kToken)) return false;
+  auto it = info.find(kLastHeartbeat);
+  if (it == info.end() || !it->is_string()) return false;
+  const auto last = parseIsoTime(it->get<std::string>());
+  if (!last) return false;
+  return std::chrono::system_clock::to_time_t(now) - *last <= timeoutSeconds;
+}
+
+bool fastTrackIdleState(std::string_view s) {
+  return s == state::kManageable || s == state::kAvailable;
+}
+
+bool isFastTrack(TaskContext& task) {
+  if (!task.config || !task.clock || !task.driver) return false;
+  auto enabled = fastTrackEnabled(*task.config, task.driverInfo);
+  if (!enabled || !*enabled) return false;
+  const std::string s = task.node.str(kNodeProvisionState);
+  if (!task.node[kNodeLastError].isNull() || task.node.flag(kNodeMaintenance) ||
+      s == state::kServicing || s == state::kServiceWait) {
+    return false;
+  }
+  if (!agentAlive(task.internalInfo, task.config->fastTrackTimeout, task.clock->now())) {
+    task.log.debug("fast track: the agent is not alive",
+                   {{"last_heartbeat", task.internalInfo.value(kLastHeartbeat, "")}});
+    return false;
+  }
+  auto power = task.driver->power->getPowerState(task);
+  return power && *power && **power == state::kPowerOn;
+}
+
+void endFastTrack(json& info) {
+  resetSession(info);
+  if (info.value("boot_target", "") == "agent") info.erase("boot_target");
 }
 
 json nodeForAgent(const TaskContext& task) {

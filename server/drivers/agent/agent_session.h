@@ -14,6 +14,13 @@
 //   agent_result            the finished command, handed from the heartbeat to the worker
 //   agent_progress          progress of the running command (bytes), for operators and demos
 //
+// Fast track (Ironic's [deploy] fast_track, per node driver_info/fast_track): at the end of an
+// agent inspection or of cleaning the session is kept (token, last heartbeat) and with it
+// boot_target "agent"; the agent goes on heartbeating in manageable/available, and the next
+// deployment, cleaning or inspection started within fast_track_timeout of its last heartbeat
+// uses it without a power action or a new network boot (isFastTrack). endFastTrack forgets
+// it once it is no longer usable (timeout, power off, maintenance, fast track turned off).
+//
 // Step handlers and interfaces use these helpers; the conductor's heartbeat processing is the
 // only reader of what the agent sends.
 #pragma once
@@ -71,6 +78,30 @@ Result<void> leaveRamdisk(TaskContext& task, std::chrono::seconds powerTimeout);
 /// out of the ramdisk, as Ironic does where it would have powered the node off (the end of
 /// cleaning and of inspection). Nothing to do for other nodes.
 Result<void> rebootAfterRamdisk(TaskContext& task, std::chrono::seconds powerTimeout);
+
+/// Whether fast track applies to the node: driver_info/fast_track (a boolean, or a string Ironic's
+/// strict bool_from_string takes: true/false, yes/no, on/off, 1/0, t/f, y/n in any case) when
+/// set, else [deploy] fast_track. Any other value: InvalidArgument naming it.
+Result<bool> fastTrackEnabled(const Config& config, const nlohmann::json& driverInfo);
+
+/// Whether the agent of the current session (a token and a recorded heartbeat) heartbeated
+/// within `timeoutSeconds` of `now` (Ironic's agent_is_alive).
+bool agentAlive(const nlohmann::json& internalInfo, int timeoutSeconds,
+                std::chrono::system_clock::time_point now);
+
+/// The provision states in which the idle agent of a fast-tracked node stays up and
+/// heartbeats: manageable and available.
+bool fastTrackIdleState(std::string_view provisionState);
+
+/// Ironic's is_fast_track: fast track enabled for the node (an invalid driver_info value
+/// counts as off), no last_error, not in maintenance, not servicing, the agent alive within
+/// [deploy] fast_track_timeout, and the power interface reads the node as powered on. The one
+/// BMC request it may make is that power state read (only once everything else holds).
+bool isFastTrack(TaskContext& task);
+
+/// Ends fast track for the node: the agent session is forgotten (resetSession: its agent is
+/// refused at its next heartbeat and looks up again) and boot_target "agent" goes.
+void endFastTrack(nlohmann::json& internalInfo);
 
 /// What the agent may know about the node: uuid, properties (root_device hints), instance_info
 /// without secrets, target_raid_config and raid_config.
