@@ -234,6 +234,8 @@ std::vector<ConfigOption> makeOptions() {
     byDefault.docName = "default_<iface>_interface";
     o.push_back(std::move(byDefault));
   }
+  o.push_back(makeOption("DEFAULT", "autodetect_deploy_interfaces", OptionKind::List,
+                         &C::autodetectDeployInterfaces, "ramdisk, direct"));
 
   // [api]
   o.push_back(optString("api", "host_ip", &C::hostIp, "127.0.0.1"));

@@ -37,6 +37,9 @@ struct Config {
   std::array<std::optional<std::vector<std::string>>, kInterfaceCount> enabledInterfaces;
   /// default_<iface>_interface; unset = computed per hardware type.
   std::array<std::optional<std::string>, kInterfaceCount> defaultInterfaces;
+  /// The deploy interfaces the autodetect deploy interface chooses from, in order (Ironic's
+  /// [DEFAULT] autodetect_deploy_interfaces, without its bootc).
+  std::vector<std::string> autodetectDeployInterfaces = {"ramdisk", "direct"};
 
   // [api]
   std::string hostIp = "127.0.0.1";

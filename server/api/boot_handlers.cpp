@@ -3,6 +3,7 @@
 #include "server/api/handler_support.h"
 #include "server/drivers/netboot/loader_files.h"
 #include "server/drivers/netboot/netboot.h"
+#include "server/drivers/ramdisk/ramdisk_deploy.h"
 #include "server/drivers/vmedia/vmedia_boot.h"
 #include "server/local_files.h"
 #include "server/model/resources.h"
@@ -55,6 +56,10 @@ Result<ApiResponse> BootHandlers::macScript(RequestContext& ctx) {
   auto node = KILN_TRY(tx->nodes().findBy(kNodeUuid, Value::text(ports[0].str(kPortNodeUuid))));
   if (!node) return textResponse(netboot::localBootScript("the port's node is gone"));
   const auto internal = objectField(*node, kNodeDriverInternalInfo);
+  if (bootsIpxeScript(node->str(kNodeBootInterface)) &&
+      internal.value("boot_target", "") == ramdisk::kBootTarget) {
+    return ramdiskScript(ctx, *node);
+  }
   if (!bootsIpxeScript(node->str(kNodeBootInterface)) || internal.value("boot_target", "") != "agent") {
     return textResponse(netboot::localBootScript("node " + node->uuid() + " boots from its disk"));
   }
@@ -71,19 +76,62 @@ Result<ApiResponse> BootHandlers::macScript(RequestContext& ctx) {
                                            apiUrl, params));
 }
 
+Result<ApiResponse> BootHandlers::ramdiskScript(RequestContext& ctx, const Record& node) {
+  // A ramdisk deployment (server/drivers/ramdisk/ramdisk_deploy.h): its kernel and initramfs,
+  // or its ISO. Local files are served at /boot/<uuid>/instance_kernel and /instance_ramdisk.
+  const auto instanceInfo = objectField(node, kNodeInstanceInfo);
+  auto boot = ramdisk::instanceBoot(&deps_.config, instanceInfo);
+  TaskContext task;
+  task.instanceInfo = instanceInfo;
+  task.driverInfo = objectField(node, kNodeDriverInfo);
+  auto cmdline = boot ? ramdisk::netbootCommandLine(deps_.config, task, *boot)
+                      : Result<std::string>(std::unexpected(boot.error()));
+  if (!boot || !cmdline || (!boot->bootIso.empty() && !netboot::isUrl(boot->bootIso))) {
+    // The reason goes to the log (it may quote the node's values): node validate tells it.
+    Logger("boot").warning("cannot boot the node's ramdisk deployment",
+                           {{"node", node.uuid()},
+                            {"reason", !boot      ? boot.error().message
+                                       : !cmdline ? cmdline.error().message
+                                                  : std::string("boot_iso is not a URL")}});
+    return textResponse(
+        netboot::localBootScript("node " + node.uuid() + "'s ramdisk deployment cannot be booted"));
+  }
+  if (!boot->bootIso.empty()) return textResponse(netboot::isoScript(boot->bootIso));
+  auto url = [&](const std::string& location, const char* which) {
+    return netboot::isUrl(location) ? location : ctx.baseUrl + "/boot/" + node.uuid() + "/" + which;
+  };
+  return textResponse(netboot::ramdiskScript(url(boot->kernel, "instance_kernel"),
+                                             url(boot->ramdisk, "instance_ramdisk"), *cmdline));
+}
+
 Result<ApiResponse> BootHandlers::file(RequestContext& ctx) {
   if (ctx.param(0) == "loaders") return loader(ctx);
   const std::string& which = ctx.param(1);
-  if (which != "kernel" && which != "ramdisk") return notFound("The resource could not be found.");
+  const bool instance = which == "instance_kernel" || which == "instance_ramdisk";
+  if (which != "kernel" && which != "ramdisk" && !instance) {
+    return notFound("The resource could not be found.");
+  }
   auto tx = KILN_TRY(deps_.storage.begin(Storage::Mode::Read));
   auto node = KILN_TRY(tx->nodes().findBy(kNodeUuid, Value::text(ctx.param(0))));
   // Unauthenticated: every refusal is the same 404, naming no path (the reason goes to the log,
   // and node validate / last_error tell the operator).
   constexpr const char* kNotFound = "The resource could not be found.";
   if (!node || !bootsIpxeScript(node->str(kNodeBootInterface))) return notFound(kNotFound);
-  auto images = netboot::deployImages(deps_.config, objectField(*node, kNodeDriverInfo));
-  if (!images) return notFound(kNotFound);
-  const std::string& location = which == "kernel" ? images->kernel : images->ramdisk;
+  std::string location;
+  if (instance) {
+    // The instance's own files, only while the node boots them.
+    if (objectField(*node, kNodeDriverInternalInfo).value("boot_target", "") !=
+        ramdisk::kBootTarget) {
+      return notFound(kNotFound);
+    }
+    auto boot = ramdisk::instanceBoot(&deps_.config, objectField(*node, kNodeInstanceInfo));
+    if (!boot || !boot->bootIso.empty()) return notFound(kNotFound);
+    location = which == "instance_kernel" ? boot->kernel : boot->ramdisk;
+  } else {
+    auto images = netboot::deployImages(deps_.config, objectField(*node, kNodeDriverInfo));
+    if (!images) return notFound(kNotFound);
+    location = which == "kernel" ? images->kernel : images->ramdisk;
+  }
   if (netboot::isUrl(location)) return notFound(kNotFound);  // iPXE fetches URLs itself
   auto body = readLocalFile(deps_.config, location);
   if (!body) {

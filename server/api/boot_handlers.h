@@ -8,6 +8,10 @@
 //                                   local disk ("52-54-00-12-34-56" or with colons)
 //   GET /boot/<node uuid>/kernel    the node's agent kernel / initramfs, when they are local
 //   GET /boot/<node uuid>/ramdisk   files (URLs are handed to iPXE as they are)
+//   GET /boot/<node uuid>/instance_kernel, /instance_ramdisk
+//                                   a ramdisk deployment's own kernel / initramfs when local,
+//                                   while the node boots them (boot_target "ramdisk"); the
+//                                   MAC's script then boots them, or sanboots its boot_iso
 #pragma once
 
 #include "server/api/api_service.h"
@@ -31,6 +35,9 @@ class BootHandlers {
   Result<ApiResponse> virtualMedia(RequestContext& ctx);
 
  private:
+  /// The MAC's script of a node with boot_target "ramdisk" (a ramdisk deployment).
+  Result<ApiResponse> ramdiskScript(RequestContext& ctx, const Record& node);
+
   ApiDeps& deps_;
 };
 

@@ -9,6 +9,7 @@
 #include "server/drivers/agent/agent_session.h"
 #include "server/drivers/agent/ramdisk_logs.h"
 #include "server/drivers/node_validation.h"
+#include "server/drivers/ramdisk/ramdisk_deploy.h"
 #include "server/model/bios_setting.h"
 #include "server/model/node.h"
 #include "server/model/node_inventory.h"
@@ -99,6 +100,18 @@ Result<void> checkStoredObjects(const Record& node) {
     }
   }
   return {};
+}
+
+/// Ironic's restore_interface: the deploy interface autodetect switched from
+/// (server/drivers/ramdisk/ramdisk_deploy.h) goes back once cleaning is over. True when the
+/// node's deploy_interface changed.
+bool restoreDeployInterface(TaskContext& task) {
+  auto it = task.internalInfo.find(ramdisk::kOriginalDeployInterface);
+  if (it == task.internalInfo.end()) return false;
+  const bool restore = it->is_string() && !it->get_ref<const std::string&>().empty();
+  if (restore) task.node.setText(kNodeDeployInterface, it->get<std::string>());
+  task.internalInfo.erase(it);
+  return restore;
 }
 
 std::vector<std::string> hardwareTypeNames(const DriverRegistry& drivers) {
@@ -450,7 +463,13 @@ Result<Conductor::Next> Conductor::failFlow(TaskContext& task, const std::string
   applyFailure(plan, task.node, &task.internalInfo, message);
   const HistoryEvent event{message, std::string(plan.historyType), "ERROR", task.user,
                            duration, from, failedTarget};
-  KILN_TRY_VOID(tasks_.saveReleasing(task, extra, &event));
+  FieldMask fields = extra;
+  // As Ironic's cleaning_error_handler: a deploy interface autodetect chose goes back.
+  if ((from == state::kCleaning || from == state::kCleanWait || from == state::kCleanHold) &&
+      restoreDeployInterface(task)) {
+    fields.set(kNodeDeployInterface);
+  }
+  KILN_TRY_VOID(tasks_.saveReleasing(task, fields, &event));
   return Next::Stop;
 }
 
@@ -555,7 +574,9 @@ Result<Conductor::Next> Conductor::finishCleaning(TaskContext& task) {
   info.erase(flow::kAbortAfter);
   info.erase(flow::kWaitUntil);
   task.node.setText(kNodeCleanStep, "{}");
-  return endFlow(task, manual ? "manage" : "done");
+  FieldMask extra;
+  if (restoreDeployInterface(task)) extra.set(kNodeDeployInterface);
+  return endFlow(task, manual ? "manage" : "done", extra);
 }
 
 Result<Conductor::Next> Conductor::doDeploying(TaskContext& task) {

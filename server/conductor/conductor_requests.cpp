@@ -14,6 +14,7 @@
 #include "server/conductor/provision_state_machine.h"
 #include "server/drivers/agent/agent_session.h"
 #include "server/drivers/node_validation.h"
+#include "server/drivers/ramdisk/ramdisk_deploy.h"
 #include "server/model/node.h"
 #include "server/model/provision_state.h"
 #include "server/model/versions.h"
@@ -62,6 +63,22 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
   auto driver = driverFor(node);
   if (!driver && state::isWorkingState(*to)) return invalid(driver.error().message);
   if (driver) task.driver = &*driver;
+  FieldMask extra;
+  if (driver && (event == "deploy" || event == "rebuild") &&
+      node.str(kNodeDeployInterface) == ramdisk::kAutodetectName) {
+    // Ironic's AutodetectDeploy.switch_interface: the deployment runs with the interface that
+    // suits its instance_info; the next cleaning switches back (restoreDeployInterface).
+    const std::string chosen =
+        ramdisk::detectDeployInterface(deps_.config.autodetectDeployInterfaces, task.instanceInfo);
+    task.log.info("autodetect switching to deploy interface",
+                  {{"node", uuid}, {"deploy_interface", chosen}});
+    task.internalInfo[ramdisk::kOriginalDeployInterface] = ramdisk::kAutodetectName;
+    node.setText(kNodeDeployInterface, chosen);
+    driver = driverFor(node);
+    if (!driver) return invalid(driver.error().message);
+    task.driver = &*driver;
+    extra.set(kNodeDeployInterface);
+  }
   KILN_TRY_VOID(validateForVerb(task, event, request));
 
   tasks_.transition(task, event);
@@ -76,7 +93,6 @@ Result<void> Conductor::provision(const std::string& uuid, const ProvisionReques
     node.setNull(kNodeTargetProvisionState);
   }
   seedFlowInfo(task, event, request);
-  FieldMask extra;
   extra.set(kNodeInstanceInfo);
   KILN_TRY_VOID(tasks_.save(*tx, task, extra));
   KILN_TRY_VOID(tx->commit());

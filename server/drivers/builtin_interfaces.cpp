@@ -6,6 +6,7 @@
 #include "server/drivers/interface_registry.h"
 #include "server/drivers/ipmitool/ipmitool_interfaces.h"
 #include "server/drivers/netboot/netboot.h"
+#include "server/drivers/ramdisk/ramdisk_deploy.h"
 #include "server/drivers/redfish/redfish_firmware.h"
 #include "server/drivers/redfish/redfish_interfaces.h"
 #include "server/drivers/vmedia/vmedia_boot.h"
@@ -64,6 +65,9 @@ Result<void> registerBuiltinInterfaces(InterfaceRegistry& registry, const Interf
   KILN_TRY_VOID(registry.add(std::make_unique<NoInspect>()));
   for (auto& impl : netboot::makeNetbootInterfaces()) KILN_TRY_VOID(registry.add(std::move(impl)));
   for (auto& impl : makeAgentInterfaces(deps.commands)) KILN_TRY_VOID(registry.add(std::move(impl)));
+  for (auto& impl : ramdisk::makeRamdiskDeployInterfaces(&registry)) {
+    KILN_TRY_VOID(registry.add(std::move(impl)));
+  }
   for (auto& impl : makeIpmitoolInterfaces(deps.commands, ipmi)) {
     KILN_TRY_VOID(registry.add(std::move(impl)));
   }

@@ -89,6 +89,26 @@ Result<DriverRegistry> DriverRegistry::create(const Config& config) {
     }
   }
 
+  // As Ironic's AutodetectDeploy: each interface it may switch to must be enabled.
+  const auto& deploys = reg.enabled_[static_cast<size_t>(InterfaceType::Deploy)];
+  if (contains(deploys, "autodetect")) {
+    if (config.autodetectDeployInterfaces.empty()) {
+      return invalid(
+          "[DEFAULT] autodetect_deploy_interfaces must name at least one deploy "
+          "interface when autodetect is enabled");
+    }
+    for (const auto& name : config.autodetectDeployInterfaces) {
+      if (name == "autodetect" || !contains(deploys, name)) {
+        return invalid("Deploy interface '" + name +
+                       "' is configured in [DEFAULT] "
+                       "autodetect_deploy_interfaces but is not in enabled_deploy_interfaces (" +
+                       joinNames(deploys) + "). Please add '" + name +
+                       "' to enabled_deploy_interfaces or remove it from "
+                       "autodetect_deploy_interfaces.");
+      }
+    }
+  }
+
   for (const auto* def : defs) {
     EnabledHardwareType hw;
     hw.def = def;

@@ -106,8 +106,10 @@ constexpr ImplementationDef kImplementations[] = {
     {IT::Boot, "redfish-virtual-media", kVirtualMediaProperties},
     {IT::Console, "fake", {}},
     {IT::Console, "no-console", {}, true},
+    {IT::Deploy, "autodetect", {}},
     {IT::Deploy, "direct", {}},
     {IT::Deploy, "fake", {}},
+    {IT::Deploy, "ramdisk", {}},
     {IT::Firmware, "fake", {}},
     {IT::Firmware, "no-firmware", {}, true},
     {IT::Firmware, "redfish", kRedfishProperties},
@@ -154,7 +156,10 @@ HardwareTypeDef generic(std::string_view name, std::vector<std::string_view> pow
   set(IT::Bios, {"no-bios"});
   set(IT::Boot, {"ipxe", "pxe", "http-ipxe", "http"});
   set(IT::Console, {"no-console"});
-  set(IT::Deploy, {"direct"});
+  // Ironic lists autodetect first (its default for new nodes); direct stays first here, so that
+  // new nodes keep Kiln's default; ramdisk and autodetect are there for nodes that name them
+  // (Metal3 names ramdisk for its live ISOs).
+  set(IT::Deploy, {"direct", "ramdisk", "autodetect"});
   set(IT::Firmware, {"no-firmware"});
   set(IT::Inspect, {"no-inspect", "agent"});
   set(IT::Management, std::move(management));
@@ -207,7 +212,7 @@ const std::vector<HardwareTypeDef>& hardwareTypes() {
     set(IT::Bios, {"fake", "no-bios"});
     set(IT::Boot, {"fake", "ipxe", "pxe", "http-ipxe", "http"});
     set(IT::Console, {"fake", "no-console"});
-    set(IT::Deploy, {"fake", "direct"});
+    set(IT::Deploy, {"fake", "direct", "ramdisk", "autodetect"});
     // no-firmware first: new nodes get Ironic's default (its enabled_firmware_interfaces is
     // only no-firmware); the fake one is there for nodes that ask for it.
     set(IT::Firmware, {"no-firmware", "fake"});

@@ -269,6 +269,14 @@ class BootInterface : public HardwareInterface {
   virtual Result<void> prepareInstance(TaskContext& task) = 0;
   /// Undoes prepareInstance (on undeploy).
   virtual Result<void> cleanUpInstance(TaskContext& task) = 0;
+  /// Ironic's "ramdisk_boot" capability: prepareInstance boots a ramdisk deployment's kernel
+  /// and ramdisk or ISO (server/drivers/ramdisk/ramdisk_deploy.h) when the node's deploy
+  /// interface is "ramdisk".
+  virtual bool ramdiskBoot() const { return false; }
+  /// Why this interface cannot boot the node's ramdisk deployment; nullopt when it can.
+  virtual std::optional<std::string> validateRamdiskBoot(const TaskContext& task) const {
+    return std::nullopt;
+  }
 };
 
 /// Deployment (its deploy steps carry the work) plus the hooks around cleaning and undeploy.

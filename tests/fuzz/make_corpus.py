@@ -335,6 +335,11 @@ def small_parser_seeds(out):
     # A ramdisk log bundle (tar.gz), as bytes and as the agent's base64, and a bare tar.
     for bundle in log_bundle_seeds():
         write(out, "small_parsers", b"l" + bundle)
+    # A ramdisk deployment's instance_info (server/drivers/ramdisk/ramdisk_deploy.h).
+    for info in ('{"kernel":"http://x/k","ramdisk":"/srv/r","ramdisk_kernel_arguments":"ip=dhcp",'
+                 '"ironic_ramdisk_deploy":true}',
+                 '{"boot_iso":"https://x/live.iso","kernel_append_params":"%default% quiet"}'):
+        write(out, "small_parsers", "k" + info)
 
 
 def redfish_sensor_seeds():

@@ -15,8 +15,13 @@
 //       System, and the samples made of it (server/drivers/sensor_metrics.h): valid names,
 //       bounded label values and series, a rendering that lists each family once
 //       (selected by 'r' only, so the other parsers' inputs keep their meaning)
+//   'k' a ramdisk deployment's instance_info (server/drivers/ramdisk/ramdisk_deploy.h): the
+//       input as JSON read by instanceBoot, its kernel command line and the iPXE, pxelinux and
+//       GRUB texts made of what it accepts (no line more than the templates have), and
+//       autodetect's choice (selected by 'k' only)
 // None may crash, and what they accept must hold together: canonical forms parse back to
 // themselves, parseInt agrees with a reference reading of the digits.
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -26,6 +31,8 @@
 #include <string_view>
 
 #include "server/drivers/agent/ramdisk_logs.h"
+#include "server/drivers/netboot/netboot.h"
+#include "server/drivers/ramdisk/ramdisk_deploy.h"
 #include "server/drivers/redfish/redfish_sensors.h"
 #include "server/drivers/sensor_metrics.h"
 #include "server/model/capabilities.h"
@@ -254,13 +261,49 @@ void checkRedfishSensors(std::string_view text) {
   }
 }
 
+size_t lineCount(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+void checkRamdiskInstanceInfo(std::string_view text) {
+  namespace rd = server::ramdisk;
+  namespace nb = server::netboot;
+  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  if (parsed.is_discarded()) return;
+  const std::string choice = rd::detectDeployInterface({"ramdisk", "direct"}, parsed);
+  if (choice != "ramdisk" && choice != "direct") fail("detectDeployInterface: " + choice, text);
+  if (!parsed.is_object()) return;
+  const auto boot = rd::instanceBoot(nullptr, parsed);
+  if (!boot) return;
+  if ((boot->bootIso.empty()) == (boot->kernel.empty() || boot->ramdisk.empty())) {
+    fail("instanceBoot: neither boot_iso nor kernel and ramdisk", text);
+  }
+  server::Config config;
+  server::TaskContext task;
+  task.instanceInfo = parsed;
+  const auto cmdline = rd::netbootCommandLine(config, task, *boot);
+  const auto isoLine = rd::isoCommandLine(*boot);
+  // Whatever is accepted stays on the templates' own lines.
+  const std::string line = cmdline ? *cmdline : "x";
+  if (lineCount(nb::ramdiskScript(boot->kernel, boot->ramdisk, line)) !=
+          lineCount(nb::ramdiskScript("k", "r", "x")) ||
+      lineCount(nb::isoScript(boot->bootIso)) != lineCount(nb::isoScript("i")) ||
+      lineCount(nb::pxeRamdiskConfig(boot->kernel, boot->ramdisk, line)) !=
+          lineCount(nb::pxeRamdiskConfig("k", "r", "x")) ||
+      lineCount(nb::grubRamdiskConfig(boot->kernel, boot->ramdisk, line)) !=
+          lineCount(nb::grubRamdiskConfig("k", "r", "x")) ||
+      (isoLine && lineCount(*isoLine) != 0)) {
+    fail("a ramdisk boot text has a line of the input's own", text);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::InputReader in(data, size);
   uint8_t which = in.byte();
   if (which != 'm' && which != 'i' && which != 'c' && which != 'n' && which != 's' &&
-      which != 'l' && which != 'r') {
+      which != 'l' && which != 'r' && which != 'k') {
     which = static_cast<uint8_t>("micnsl"[which % 6]);
   }
   switch (which) {
@@ -285,6 +328,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 'r':
       checkRedfishSensors(in.rest());
+      break;
+    case 'k':
+      checkRamdiskInstanceInfo(in.rest());
       break;
     default:
       checkLists(in);

@@ -11,6 +11,7 @@
 
 #include "server/drivers/boot_mode.h"
 #include "server/drivers/dhcp/dhcp_provider.h"
+#include "server/drivers/ramdisk/ramdisk_deploy.h"
 #include "server/local_files.h"
 #include "server/model/resources.h"
 #include "shared/core/base64.h"
@@ -190,6 +191,48 @@ std::string pxeAgentConfig(const std::string& kernel, const std::string& ramdisk
          "\n  ipappend 3\n";
 }
 
+std::string ramdiskScript(const std::string& kernelUrl, const std::string& ramdiskUrl,
+                          const std::string& cmdline) {
+  return "#!ipxe\n"
+         "# kiln-server: boot the instance's ramdisk (ramdisk deploy).\n"
+         "imgfree\n"
+         "kernel " + kernelUrl + " " + cmdline + " initrd=ramdisk || goto failed\n"
+         "initrd --name ramdisk " + ramdiskUrl + " || goto failed\n"
+         "boot || goto failed\n"
+         ":failed\n"
+         "echo kiln: could not load the instance ramdisk\n"
+         "exit\n";
+}
+
+std::string isoScript(const std::string& isoUrl) {
+  return "#!ipxe\n"
+         "# kiln-server: boot the instance's ISO (ramdisk deploy).\n"
+         "imgfree\n"
+         "sanboot " + isoUrl + " || goto failed\n"
+         ":failed\n"
+         "echo kiln: could not boot the instance ISO\n"
+         "exit\n";
+}
+
+std::string pxeRamdiskConfig(const std::string& kernel, const std::string& ramdisk,
+                             const std::string& cmdline) {
+  return "default boot_ramdisk\n\n"
+         "label boot_ramdisk\n"
+         "  kernel " + kernel + "\n"
+         "  append initrd=" + ramdisk + " " + cmdline + "\n";
+}
+
+std::string grubRamdiskConfig(const std::string& kernel, const std::string& ramdisk,
+                              const std::string& cmdline) {
+  return "set default=boot_ramdisk\n"
+         "set timeout=5\n"
+         "set hidden_timeout_quiet=false\n\n"
+         "menuentry \"boot_ramdisk\" {\n"
+         "    linux " + kernel + " " + cmdline + "\n"
+         "    initrd " + ramdisk + "\n"
+         "}\n";
+}
+
 std::string pxeLocalConfig() { return "default local\n\nlabel local\n  localboot 0\n"; }
 
 std::string grubAgentConfig(const std::string& kernel, const std::string& ramdisk,
@@ -287,6 +330,14 @@ class NetbootBase : public BootInterface {
   }
   Result<void> prepareInstance(TaskContext& task) override {
     KILN_TRY_VOID(syncBootMode(task));
+    if (ramdisk::isRamdiskDeploy(task.node)) {
+      // A ramdisk deployment: the instance's kernel and initramfs from the network, every boot.
+      if (auto problem = validateRamdiskBoot(task)) return invalid(*problem);
+      KILN_TRY_VOID(writeRamdiskConfig(task));
+      task.internalInfo["boot_target"] = ramdisk::kBootTarget;
+      KILN_TRY_VOID(syncDhcp(task));  // it network-boots at every start
+      return task.driver->management->setBootDevice(task, "pxe", true);
+    }
     KILN_TRY_VOID(writeLocalConfig(task));
     task.internalInfo["boot_target"] = "disk";
     KILN_TRY_VOID(syncDhcp(task));
@@ -298,8 +349,24 @@ class NetbootBase : public BootInterface {
     KILN_TRY_VOID(syncDhcp(task));
     return removeConfig(task);
   }
+  bool ramdiskBoot() const override { return true; }
+  std::optional<std::string> validateRamdiskBoot(const TaskContext& task) const override {
+    auto boot = ramdisk::instanceBoot(task.config, task.instanceInfo);
+    if (!boot) return boot.error().message;
+    if (task.config && boot->bootIso.empty()) {
+      if (auto line = ramdisk::netbootCommandLine(*task.config, task, *boot); !line) {
+        return line.error().message;
+      }
+    }
+    return validateRamdiskImages(task, *boot);
+  }
 
  protected:
+  virtual std::optional<std::string> validateRamdiskImages(const TaskContext&,
+                                                           const ramdisk::InstanceBoot&) const {
+    return std::nullopt;
+  }
+  virtual Result<void> writeRamdiskConfig(TaskContext&) { return {}; }
   virtual std::optional<std::string> validateImages(const TaskContext&, const DeployImages&) const {
     return std::nullopt;
   }
@@ -327,6 +394,15 @@ class IpxeBoot final : public NetbootBase {
   std::optional<std::string> validateImages(const TaskContext& task, const DeployImages& images) const override {
     for (const auto& location : {images.kernel, images.ramdisk}) {
       if (auto problem = imageProblem(*task.config, location)) return problem;
+    }
+    return std::nullopt;
+  }
+  /// iPXE boots an ISO with sanboot, which reads it by HTTP range requests from its URL.
+  std::optional<std::string> validateRamdiskImages(
+      const TaskContext&, const ramdisk::InstanceBoot& boot) const override {
+    if (!boot.bootIso.empty() && !isUrl(boot.bootIso)) {
+      return "The ipxe boot interface boots instance_info.boot_iso from its URL (iPXE's "
+             "sanboot): " + quoteLocation(boot.bootIso) + " must be an http(s) URL.";
     }
     return std::nullopt;
   }
@@ -393,6 +469,48 @@ class PxeBoot final : public NetbootBase {
     return writeConfigs(task, pxeAgentConfig(task.uuid() + "/deploy_kernel",
                                              task.uuid() + "/deploy_ramdisk", apiUrl, params));
   }
+  std::optional<std::string> validateRamdiskImages(
+      const TaskContext& task, const ramdisk::InstanceBoot& boot) const override {
+    if (!boot.bootIso.empty()) {
+      return "The pxe boot interface cannot boot instance_info.boot_iso: use the ipxe or "
+             "redfish-virtual-media boot interface, or instance_info kernel and ramdisk.";
+    }
+    for (const auto& location : {boot.kernel, boot.ramdisk}) {
+      if (isUrl(location)) {
+        return "The pxe boot interface serves the instance's kernel and ramdisk by TFTP: " +
+               quoteLocation(location) + " must be a local file (use the ipxe boot interface for "
+               "URLs).";
+      }
+    }
+    if (task.config && ::access(task.config->tftpRoot.c_str(), W_OK) != 0) {
+      return "[pxe] tftp_root " + task.config->tftpRoot + " is not a writable directory.";
+    }
+    return std::nullopt;
+  }
+
+  /// The instance's kernel and initramfs as tftp_root/<uuid>/kernel and /ramdisk, and the
+  /// per-MAC configurations that boot them.
+  Result<void> writeRamdiskConfig(TaskContext& task) override {
+    const auto boot = KILN_TRY(ramdisk::instanceBoot(task.config, task.instanceInfo));
+    const std::string cmdline = KILN_TRY(ramdisk::netbootCommandLine(*task.config, task, boot));
+    const fs::path nodeDir = fs::path(task.config->tftpRoot) / task.uuid();
+    std::error_code ec;
+    fs::create_directories(nodeDir, ec);
+    if (ec) return internalError("Cannot create " + nodeDir.string() + ": " + ec.message());
+    for (const auto& [location, name] : {std::pair{boot.kernel, "kernel"}, std::pair{boot.ramdisk, "ramdisk"}}) {
+      if (auto copied = copyLocalFile(*task.config, location, (nodeDir / name).string()); !copied) {
+        return invalid("Cannot copy the instance's " + std::string(name) + " into " +
+                       nodeDir.string() + ": " + copied.error().message);
+      }
+    }
+    if (KILN_TRY(effectiveBootMode(task)) == kBootModeUefi) {
+      return writeGrubConfigs(task, [&](const std::string&) {
+        return grubRamdiskConfig("/" + task.uuid() + "/kernel", "/" + task.uuid() + "/ramdisk", cmdline);
+      });
+    }
+    return writeConfigs(task, pxeRamdiskConfig(task.uuid() + "/kernel", task.uuid() + "/ramdisk", cmdline));
+  }
+
   Result<void> writeLocalConfig(TaskContext& task) override {
     if (KILN_TRY(effectiveBootMode(task)) == kBootModeUefi) {
       return writeGrubConfigs(task, [](const std::string&) { return grubLocalConfig(); });

@@ -12,6 +12,12 @@
 //         node's kernel and initramfs, under [pxe] tftp_root, for a TFTP server such as dnsmasq.
 //         The boot mode is server/drivers/boot_mode.h's, aligned with the BMC first.
 //
+// A node with the ramdisk deploy interface boots its instance's kernel and initramfs (or, with
+// ipxe, its boot_iso) the same ways once deployed: driver_internal_info.boot_target =
+// "ramdisk", the iPXE script boots them (local files served at GET /boot/<node uuid>/
+// instance_kernel and /instance_ramdisk), the pxe interface copies them under tftp_root/<node
+// uuid>/ and writes the per-MAC configurations for them (server/drivers/ramdisk/ramdisk_deploy.h).
+//
 // Which kernel and initramfs: the node's driver_info deploy_kernel / deploy_ramdisk (a path or
 // a URL), defaulting to [conductor] deploy_kernel / deploy_ramdisk, as in Ironic; the kernel
 // arguments likewise from driver_info kernel_append_params or [pxe] kernel_append_params. The
@@ -79,6 +85,18 @@ std::string agentScript(const std::string& kernelUrl, const std::string& ramdisk
 
 /// The iPXE script that boots the local disk (or leaves the boot to the firmware).
 std::string localBootScript(std::string_view why);
+
+/// The iPXE script of a ramdisk deployment (server/drivers/ramdisk/ramdisk_deploy.h): the
+/// instance's kernel with `cmdline` and its initramfs, or its ISO through sanboot.
+std::string ramdiskScript(const std::string& kernelUrl, const std::string& ramdiskUrl,
+                          const std::string& cmdline);
+std::string isoScript(const std::string& isoUrl);
+
+/// pxelinux and GRUB configurations of a ramdisk deployment (paths as for the agent's).
+std::string pxeRamdiskConfig(const std::string& kernel, const std::string& ramdisk,
+                             const std::string& cmdline);
+std::string grubRamdiskConfig(const std::string& kernel, const std::string& ramdisk,
+                              const std::string& cmdline);
 
 /// pxelinux: the agent configuration (paths relative to the TFTP root) and the local one.
 std::string pxeAgentConfig(const std::string& kernel, const std::string& ramdisk,

@@ -11,11 +11,13 @@
 #include "server/drivers/boot_mode.h"
 #include "server/drivers/dhcp/dhcp_provider.h"
 #include "server/drivers/netboot/netboot.h"
+#include "server/drivers/ramdisk/ramdisk_deploy.h"
 #include "server/drivers/redfish/redfish_common.h"
 #include "server/drivers/redfish/redfish_virtual_media.h"
 #include "server/drivers/vmedia/boot_iso.h"
 #include "server/local_files.h"
 #include "server/model/node.h"
+#include "shared/core/secrets.h"
 
 namespace kiln::server::vmedia {
 
@@ -162,6 +164,7 @@ class RedfishVirtualMediaBoot final : public IsoBootBase {
     KILN_TRY_VOID(syncBootMode(task));
     KILN_TRY_VOID(eject(task));
     removeIso(task, kIsoKey);
+    if (ramdisk::isRamdiskDeploy(task.node)) return prepareRamdiskInstance(task);
     KILN_TRY_VOID(task.driver->management->setBootDevice(task, "disk", true));
     task.internalInfo["boot_target"] = "disk";
     KILN_TRY_VOID(syncDhcp(task));
@@ -176,7 +179,73 @@ class RedfishVirtualMediaBoot final : public IsoBootBase {
     return {};
   }
 
+  bool ramdiskBoot() const override { return true; }
+
+  std::optional<std::string> validateRamdiskBoot(const TaskContext& task) const override {
+    auto boot = ramdisk::instanceBoot(task.config, task.instanceInfo);
+    if (!boot) return boot.error().message;
+    if (!boot->bootIso.empty()) {
+      if (netboot::isUrl(boot->bootIso)) return std::nullopt;  // the BMC fetches it from there
+    } else {
+      for (const auto& location : {boot->kernel, boot->ramdisk}) {
+        if (netboot::isUrl(location)) {
+          return "The redfish-virtual-media boot interface builds the instance's ISO from local "
+                 "files: " +
+                 maskUrl(location) +
+                 " is a URL (use a local file, or "
+                 "instance_info.boot_iso).";
+        }
+      }
+      if (auto line = ramdisk::isoCommandLine(*boot); !line) return line.error().message;
+    }
+    if (task.config && bootIsoUrl(*task.config, "x").empty()) {
+      return "The redfish-virtual-media boot interface needs [deploy] external_http_url or "
+             "[conductor] api_url: the URL the BMC fetches the instance's ISO from.";
+    }
+    return std::nullopt;
+  }
+
  private:
+  /// A ramdisk deployment (server/drivers/ramdisk/ramdisk_deploy.h): instance_info.boot_iso
+  /// (a URL handed to the BMC as it is, a local file copied into http_root) or an ISO built
+  /// from its kernel and ramdisk, in the virtual CD, which the node boots from every time.
+  Result<void> prepareRamdiskInstance(TaskContext& task) {
+    if (auto problem = validateRamdiskBoot(task)) return invalid(*problem);
+    const Config& config = *task.config;
+    const auto boot = KILN_TRY(ramdisk::instanceBoot(task.config, task.instanceInfo));
+    std::string url = boot.bootIso;
+    if (!netboot::isUrl(url)) {
+      std::error_code ec;
+      fs::create_directories(config.httpRoot, ec);
+      if (ec)
+        return internalError("Cannot create [deploy] http_root " + config.httpRoot + ": " +
+                             ec.message());
+      const std::string name = newBootIsoName(task.uuid());
+      const std::string path = (fs::path(config.httpRoot) / name).string();
+      if (!boot.bootIso.empty()) {
+        KILN_TRY_VOID(copyLocalFile(config, boot.bootIso, path));
+      } else {
+        const std::string kernel = KILN_TRY(checkLocalFile(config, boot.kernel));
+        const std::string initrd = KILN_TRY(checkLocalFile(config, boot.ramdisk));
+        const std::string cmdline = KILN_TRY(ramdisk::isoCommandLine(boot));
+        KILN_TRY_VOID(buildBootIso(
+            *commands_,
+            BootIsoSpec{kernel, initrd, cmdline, "kiln-ramdisk-" + task.uuid(), path, ""}));
+      }
+      ::chmod(path.c_str(), 0644);
+      task.internalInfo[kIsoKey] = name;
+      url = bootIsoUrl(config, name);
+    }
+    auto target = KILN_TRY(connectRedfish(http_, task));
+    const json system = KILN_TRY(target.client->get(target.systemPath));
+    const VirtualMediaSlot slot = KILN_TRY(findVirtualMediaSlot(target, system, "CD"));
+    KILN_TRY_VOID(insertVirtualMedia(target, slot, url));
+    task.log.info("instance ISO inserted", {{"node", task.uuid()}, {"slot", slot.path}});
+    KILN_TRY_VOID(task.driver->management->setBootDevice(task, "cdrom", true));
+    task.internalInfo["boot_target"] = ramdisk::kBootTarget;
+    return syncDhcp(task);  // the instance ramdisk's address
+  }
+
   Result<void> eject(TaskContext& task) {
     auto target = KILN_TRY(connectRedfish(http_, task));
     const json system = KILN_TRY(target.client->get(target.systemPath));

@@ -13,6 +13,11 @@
 //   prepareInstance  ejects the CD, deletes the ISO and boots from the disk from then on;
 //   clean-ups        eject and delete as well (an unreachable BMC is logged, not fatal).
 //
+// A ramdisk deployment (server/drivers/ramdisk/ramdisk_deploy.h): prepareInstance inserts
+// instance_info.boot_iso (a URL as it is, a local file copied into http_root) or an ISO built
+// from its local kernel and ramdisk ("root=/dev/ram0 text" and ramdisk_kernel_arguments), boots
+// the CD persistently and sets boot_target "ramdisk"; cleanUpInstance ejects and deletes it.
+//
 // The ISO's URL: [deploy] external_http_url + "/" + name when set (a web server serving
 // http_root, as in Ironic), else <api_url>/v1/vmedia/<name>, which kiln-server serves itself
 // (GET /v1/vmedia/{name}: public, only files named like the ISOs it writes, only from

@@ -36,7 +36,8 @@ TEST_CASE("each hardware type lists its enabled implementations in priority orde
   auto reg = DriverRegistry::create(configFrom("[DEFAULT]\nenabled_hardware_types = fake-hardware\n"));
   REQUIRE(reg);
   const auto* fake = reg->find("fake-hardware");
-  CHECK(fake->enabled[idx(InterfaceType::Deploy)] == std::vector<std::string>{"fake", "direct"});
+  CHECK(fake->enabled[idx(InterfaceType::Deploy)] ==
+        std::vector<std::string>{"fake", "direct", "ramdisk", "autodetect"});
   CHECK(fake->enabled[idx(InterfaceType::Raid)] == std::vector<std::string>{"fake", "no-raid", "agent"});
 }
 

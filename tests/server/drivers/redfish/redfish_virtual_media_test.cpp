@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "server/drivers/ramdisk/ramdisk_deploy.h"
 #include "server/drivers/redfish/redfish_management.h"
 #include "server/drivers/vmedia/boot_iso.h"
 #include "server/drivers/vmedia/vmedia_boot.h"
@@ -263,4 +264,85 @@ TEST_CASE("the redfish-virtual-media boot interface", "[server][drivers][redfish
     REQUIRE_FALSE(failed);
     CHECK_THAT(failed.error().message, Catch::Contains("no virtual media slot"));
   }
+}
+
+TEST_CASE(
+    "the redfish-virtual-media boot interface boots a ramdisk deployment's boot_iso or an "
+    "ISO of its kernel and ramdisk",
+    "[server][drivers][redfish][vmedia][ramdisk_deploy]") {
+  RedfishFixture f;
+  withManager(f);
+  test::TempDir dir("kiln-vmedia-ramdisk");
+  fs::create_directories(dir.file("images"));
+  REQUIRE(writeFile(dir.file("images/vmlinuz"), "K"));
+  REQUIRE(writeFile(dir.file("images/initrd"), "R"));
+  Config config;
+  config.fileUrlAllowedPaths = {dir.file("images")};
+  config.deployKernel = dir.file("images/vmlinuz");
+  config.deployRamdisk = dir.file("images/initrd");
+  config.httpRoot = dir.file("httpboot");
+  config.apiUrl = "http://10.0.2.2:6385";
+  auto tools = std::make_shared<FakeIsoTools>();
+  auto interfaces = vmedia::makeVirtualMediaInterfaces(f.http, tools);
+  auto* boot = dynamic_cast<BootInterface*>(interfaces.front().get());
+  REQUIRE(boot);
+  CHECK(boot->ramdiskBoot());
+  RedfishManagement management(f.http);
+  NodeDriver driver;
+  driver.management = &management;
+  driver.boot = boot;
+  auto task = f.task();
+  task.config = &config;
+  task.driver = &driver;
+  task.node.setText(kNodeDeployInterface, "ramdisk");
+
+  SECTION("boot_iso: inserted as it is, the node boots the CD every time") {
+    task.instanceInfo = {{"boot_iso", "https://images.example/live.iso"}};
+    CHECK(boot->validateRamdiskBoot(task) == std::nullopt);
+    REQUIRE(boot->prepareInstance(task));
+    CHECK(f.bmc.system().cdInserted);
+    CHECK(f.bmc.system().cdImage == "https://images.example/live.iso");
+    CHECK(f.bmc.system().bootTarget == "Cd");
+    CHECK(f.bmc.system().bootEnabled == "Continuous");
+    CHECK(task.internalInfo["boot_target"] == "ramdisk");
+    CHECK(tools->commands.empty());
+    REQUIRE(boot->cleanUpInstance(task));
+    CHECK_FALSE(f.bmc.system().cdInserted);
+    CHECK_FALSE(task.internalInfo.contains("boot_target"));
+  }
+  SECTION("kernel and ramdisk: an ISO built into http_root, removed on clean-up") {
+    task.instanceInfo = {{"kernel", dir.file("images/vmlinuz")},
+                         {"ramdisk", dir.file("images/initrd")},
+                         {"ramdisk_kernel_arguments", "ip=dhcp"}};
+    REQUIRE(boot->prepareInstance(task));
+    const std::string name = task.internalInfo.value("vmedia_boot_iso", "");
+    REQUIRE(vmedia::isBootIsoName(name));
+    CHECK(fs::exists(dir.file("httpboot/" + name)));
+    CHECK(f.bmc.system().cdImage == "http://10.0.2.2:6385/v1/vmedia/" + name);
+    CHECK(f.bmc.system().bootTarget == "Cd");
+    CHECK(task.internalInfo["boot_target"] == "ramdisk");
+    bool sawXorriso = false;
+    for (const auto& argv : tools->commands) {
+      if (argv.front() != "xorriso") continue;
+      sawXorriso = true;
+      CHECK(std::find(argv.begin(), argv.end(), "vmlinuz=" + dir.file("images/vmlinuz")) !=
+            argv.end());
+    }
+    CHECK(sawXorriso);
+    REQUIRE(boot->cleanUpInstance(task));
+    CHECK_FALSE(fs::exists(dir.file("httpboot/" + name)));
+    CHECK_FALSE(f.bmc.system().cdInserted);
+  }
+  SECTION("URLs of a kernel and ramdisk cannot be built into an ISO") {
+    task.instanceInfo = {{"kernel", "http://x/k"}, {"ramdisk", "http://x/r"}};
+    auto problem = boot->validateRamdiskBoot(task);
+    REQUIRE(problem);
+    CHECK_THAT(*problem, Catch::Contains("builds the instance's ISO from local files"));
+    auto failed = boot->prepareInstance(task);
+    REQUIRE_FALSE(failed);
+    CHECK_FALSE(f.bmc.system().cdInserted);
+  }
+  CHECK(boot->name() == "redfish-virtual-media");
+  CHECK(ramdisk::isoCommandLine({"k", "r", "", "ip=dhcp"}).value() ==
+        "root=/dev/ram0 text ip=dhcp");
 }
