@@ -287,6 +287,7 @@ class DnsmasqDhcp final : public DhcpProvider {
         std::string line = mac + ",set:kiln";
         if (!answer->tag.empty()) line += ",set:" + answer->tag;
         KILN_TRY_VOID(writeHost(dhcpHostFileName(mac), line + "\n"));
+        owner_[mac] = uuid;
         now.insert(mac);
       }
     }
@@ -294,6 +295,8 @@ class DnsmasqDhcp final : public DhcpProvider {
     auto& before = nodeMacs_[uuid];
     for (const auto& mac : before) {
       if (now.count(mac)) continue;
+      // A port moved to a node that boots with it now: that node's entry stays.
+      if (auto it = owner_.find(mac); it != owner_.end() && it->second != uuid) continue;
       const std::string file = dhcpHostFileName(mac);
       if (auto it = hostFiles_.find(file); it != hostFiles_.end() && !isIgnore(it->second)) {
         KILN_TRY_VOID(writeHost(file, mac + ",ignore\n"));
@@ -310,6 +313,7 @@ class DnsmasqDhcp final : public DhcpProvider {
   std::map<std::string, std::string> hostFiles_;  ///< host file name -> what it holds
   std::set<std::string> optsFiles_;
   std::map<std::string, std::set<std::string>> nodeMacs_;  ///< node -> MACs with an entry
+  std::map<std::string, std::string> owner_;  ///< MAC -> the node whose positive entry it has
 };
 
 }  // namespace

@@ -199,6 +199,24 @@ TEST_CASE("syncAll writes the entries of nodes another server prepared", "[dhcp]
   CHECK(fileText(dir.file("hosts/kiln-52-54-00-12-34-56")) == "52:54:00:12:34:56,ignore\n");
 }
 
+TEST_CASE("a port moved to another booting node keeps that node's entry", "[dhcp]") {
+  test::TempDir dir;
+  const Config config = dnsmasqConfigIn(dir);
+  auto provider = makeDhcpProvider(config);
+  REQUIRE(provider);
+  auto a = bootingNode();
+  REQUIRE((*provider)->syncNode(a));
+  auto b = bootingNode("pxe");
+  b.uuid = "2be26c0b-03f2-4d2e-ae87-c02d7f33c124";
+  REQUIRE((*provider)->syncNode(b));  // the port now belongs to b
+  a.macs.clear();
+  a.provisionState = "clean failed";
+  REQUIRE((*provider)->syncNode(a));
+  const auto answer = dhcpAnswerFor(b, config);
+  CHECK(fileText(dir.file("hosts/kiln-52-54-00-12-34-56")) ==
+        "52:54:00:12:34:56,set:kiln,set:" + answer->tag + "\n");
+}
+
 TEST_CASE("no DHCP provider writes nothing", "[dhcp]") {
   auto c = parseConfig("", "t.conf");
   REQUIRE(c);
