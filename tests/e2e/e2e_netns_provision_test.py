@@ -144,7 +144,7 @@ class Inside:
         work = self.work
         extra = ""
         if fast_track is not None:
-            extra = "[deploy]\nfast_track = %s\nfast_track_timeout = 600\n" % ("true" if fast_track else "false")
+            extra = "[deploy]\nfast_track = %s\nfast_track_timeout = 300\n" % ("true" if fast_track else "false")
         self.server = KilnServer(a.server, work, """
 [DEFAULT]
 enabled_hardware_types = redfish
