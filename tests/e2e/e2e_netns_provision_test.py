@@ -186,6 +186,8 @@ sync_interval = 2
 
     def start_bmc(self, disks, disk2):
         port_file = os.path.join(self.work, "bmc.port")
+        if os.path.exists(port_file):
+            os.unlink(port_file)  # a previous emulator's
         vms = ["name=vm1,disks=%s,mac=%s,memory=1024,firmware=uefi,tap=%s" % (":".join(disks), MAC, self.args.taps[0]),
                "name=vm2,disks=%s,mac=%s,memory=512,firmware=uefi,tap=%s" % (disk2, MAC_UNKNOWN, self.args.taps[1])]
         cmd = [sys.executable, os.path.join(HERE, "redfish_qemu_bmc.py"), "--port", "0", "--port-file", port_file,
