@@ -162,7 +162,11 @@ def power_settled(server):
 
 def power_action(server, target, expected):
     set_power(server, target)
-    n = power_settled(server)
+    # The 202 may come before the worker set target_power_state: wait for the action's result
+    # (or an error), not only for no action to be pending.
+    n = wait_until("the power action to end in %s" % expected, lambda: (
+        lambda n: n if n["target_power_state"] is None and (
+            n["power_state"] == expected or n["last_error"]) else None)(server.node("bmc-node")))
     assert n["last_error"] is None, (target, n["last_error"])
     assert n["power_state"] == expected, (target, n["power_state"])
     return n
