@@ -29,7 +29,8 @@ Result<std::unique_ptr<ServerApp>> ServerApp::create(Config config,
   }));
   Conductor::Deps conductorDeps{*app->storage_, *app->interfaces_, *app->drivers_, app->config_,
                                 *app->clock_};
-  conductorDeps.dhcp = app->dhcp_.get();
+  // No provider (none): saves and boot interfaces skip the DHCP work altogether.
+  if (app->config_.dhcpProvider != "none") conductorDeps.dhcp = app->dhcp_.get();
   app->conductor_ = std::make_unique<Conductor>(conductorDeps);
   app->eventHub_ = std::make_unique<NodeEventHub>(*app->storage_, app->config_);
   ApiDeps apiDeps{app->config_, *app->storage_, *app->drivers_,

@@ -44,21 +44,16 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import netns_lab  # noqa: E402
 from kiln_process import KilnServer, print_log_tails, stop_process  # noqa: E402
+from e2e_provision_test import BMC_PASSWORD, BMC_USER, Quiet, redfish  # noqa: E402
 
 SERVER_IP = "192.0.2.1"
 PORT = 6385  # the namespace is private
 API = "http://%s:%d" % (SERVER_IP, PORT)
 MAC = "52:54:00:6b:69:28"
 MAC_UNKNOWN = "52:54:00:6b:69:99"
-BMC_USER, BMC_PASSWORD = "admin", "e2e-secret"
 BOOT_TIMEOUT = 600
 SKIP = 77
 INSTANCE_LINE = "kiln-instance: /init on Linux"
-
-
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 def say(t0, text):
@@ -71,19 +66,6 @@ def sha256_of(path):
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def redfish(url, method, path, body=None):
-    import base64
-    import json
-    import urllib.request
-    req = urllib.request.Request(url + path, method=method,
-                                 data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Content-Type": "application/json",
-                                          "Authorization": "Basic " + base64.b64encode(
-                                              ("%s:%s" % (BMC_USER, BMC_PASSWORD)).encode()).decode()})
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        return resp.status
 
 
 class Inside:

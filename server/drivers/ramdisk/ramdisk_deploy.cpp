@@ -101,7 +101,20 @@ void addAgentCleanSteps(std::vector<StepDefinition>& steps) {
 }
 
 /// Ironic's RamdiskDeploy.
-class RamdiskDeploy final : public DeployInterface {
+/// Cleaning in the agent ramdisk, as the direct deploy cleans: what both interfaces here share.
+class AgentCleaningDeploy : public DeployInterface {
+ public:
+  Result<StepResult> prepareCleaning(TaskContext& task) override {
+    KILN_TRY_VOID(agent::bootRamdisk(task, powerTimeout(task)));
+    return StepResult::Wait;
+  }
+  Result<void> tearDownCleaning(TaskContext& task) override {
+    KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
+    return agent::rebootAfterRamdisk(task, powerTimeout(task));
+  }
+};
+
+class RamdiskDeploy final : public AgentCleaningDeploy {
  public:
   RamdiskDeploy() {
     steps_.push_back({"deploy", "deploy", -1, 100, false, false, {}, deployStep});
@@ -124,14 +137,6 @@ class RamdiskDeploy final : public DeployInterface {
     return boot->validateRamdiskBoot(task);
   }
 
-  Result<StepResult> prepareCleaning(TaskContext& task) override {
-    KILN_TRY_VOID(agent::bootRamdisk(task, powerTimeout(task)));
-    return StepResult::Wait;
-  }
-  Result<void> tearDownCleaning(TaskContext& task) override {
-    KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
-    return agent::rebootAfterRamdisk(task, powerTimeout(task));
-  }
   Result<void> tearDown(TaskContext& task) override {
     if (!task.node.flag(kNodeDisablePowerOff)) {
       KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOff, powerTimeout(task)));
@@ -174,7 +179,7 @@ class RamdiskDeploy final : public DeployInterface {
 /// Ironic's AutodetectDeploy. The conductor switches a node to the interface it detects when a
 /// deployment is requested, so this one validates with that interface and otherwise only
 /// cleans (as its fallback, the direct deploy, does).
-class AutodetectDeploy final : public DeployInterface {
+class AutodetectDeploy final : public AgentCleaningDeploy {
  public:
   explicit AutodetectDeploy(const InterfaceRegistry* registry) : registry_(registry) {
     steps_.push_back({"deploy", "deploy", -1, 100, false, false, {}, notSwitched});
@@ -193,14 +198,6 @@ class AutodetectDeploy final : public DeployInterface {
       return "No valid deploy interfaces found in autodetect_deploy_interfaces configuration.";
     }
     return impl->validate(task);
-  }
-  Result<StepResult> prepareCleaning(TaskContext& task) override {
-    KILN_TRY_VOID(agent::bootRamdisk(task, powerTimeout(task)));
-    return StepResult::Wait;
-  }
-  Result<void> tearDownCleaning(TaskContext& task) override {
-    KILN_TRY_VOID(agent::leaveRamdisk(task, powerTimeout(task)));
-    return agent::rebootAfterRamdisk(task, powerTimeout(task));
   }
   Result<void> tearDown(TaskContext& task) override {
     KILN_TRY_VOID(task.driver->power->setPowerState(task, state::kPowerOff, powerTimeout(task)));
