@@ -59,6 +59,7 @@ from agent_integration_test import AgentProcess, ImageServer, LoginHandler, MAC 
 from kiln_process import KilnServer, print_log_tails  # noqa: E402
 
 API_VERSION = "1.115"
+CONDUCTOR = "kiln-ui-conductor"  # [DEFAULT] host
 DISK_BYTES = 64 << 20
 IMAGE_BYTES = 32 << 20
 RATE = 6 << 20  # bytes per second of the slow image server (the agent reports every 4 MiB)
@@ -134,7 +135,7 @@ def closed_port():
 def server_config(work, console_dir):
     return ("[DEFAULT]\nauth_strategy = http_basic\n"
             "http_basic_auth_user_file = %s/htpasswd\n"
-            "host = kiln-ui-conductor\n"
+            "host = %s\n"
             "enabled_hardware_types = fake-hardware, redfish\n"
             "enabled_deploy_interfaces = direct, fake\n"
             "[http_basic_roles]\nadmin = admin\nobserver = observer\ndefault_role = observer\n"
@@ -148,7 +149,7 @@ def server_config(work, console_dir):
             "[redfish]\nconnection_attempts = 1\nconnection_retry_interval = 0\n"
             "[agent]\nheartbeat_interval = 1\ncommand_heartbeat_interval = 1\n"
             "deploy_logs_collect = always\ndeploy_logs_local_path = %s/ramdisk-logs\n"
-            % (work, console_dir, work))
+            % (work, CONDUCTOR, console_dir, work))
 
 
 def make_htpasswd(path):
@@ -421,6 +422,7 @@ def main():
                 "base_url": server.url,
                 "ui_url": server.url + "/ui/",
                 "api_version": API_VERSION,
+                "conductor": CONDUCTOR,
                 "users": {u: {"user": u, "password": p, "role": u} for u, p in USERS.items()},
                 "deploy": {"node": fleet["nodes"]["agent"]["name"],
                            "uuid": fleet["nodes"]["agent"]["uuid"],
