@@ -157,9 +157,12 @@ export async function login(page, user) {
 
 const sessions = [];
 
-/** A fresh browser context for `user` ('admin', 'observer' or null) with one page. */
-async function newSession(browser, user) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: fx.base_url });
+/**
+ * A fresh browser context for `user` ('admin', 'observer' or null) with one page;
+ * `contextOptions` go to browser.newContext.
+ */
+async function newSession(browser, user, contextOptions = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: fx.base_url, ...contextOptions });
   context.setDefaultTimeout(ACTION_TIMEOUT);
   const s = {
     user, context, problems: [], responses: [], allowed: [], page: null,
@@ -250,7 +253,7 @@ export async function run(body) {
   let code = 0;
   try {
     browser = await chromium.launch(LAUNCH_OPTIONS);
-    await body({ browser, session: (user) => newSession(browser, user) });
+    await body({ browser, session: (user, options) => newSession(browser, user, options) });
     assertSessionsClean();
   } catch (err) {
     code = 1;
