@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError, get, setAuthorization, setUnauthorizedHandler, WhoAmI } from './api';
-import { href, navigate, useRoute } from './router';
+import { ApiError, authorization, get, setAuthorization, setUnauthorizedHandler, WhoAmI } from './api';
+import { href, navigate, parseHash, useRoute } from './router';
 import { LoginPage } from './pages/login';
 import { FleetPage } from './pages/fleet';
 import { NodePage } from './pages/node';
@@ -27,6 +27,11 @@ function App() {
   const [error, setError] = useState<string | null>(null);
 
   const check = useCallback(async () => {
+    // Nothing to check on the login page without credentials: no request that must fail.
+    if (!authorization() && parseHash(location.hash).path[0] === 'login') {
+      setChecking(false);
+      return;
+    }
     setChecking(true);
     try {
       const who = await get<WhoAmI>('/v1/whoami');
