@@ -297,11 +297,14 @@ function NodeRow({ node: n }: { node: Obj }) {
       <td>
         <span class={'state state-' + String(n.provision_state).replace(/\s+/g, '-')}>{prov}</span>
       </td>
-      <td>{n.power_state ?? ''}</td>
-      <td>{n.maintenance ? (n.maintenance_reason ? 'Yes: ' + n.maintenance_reason : 'Yes') : 'No'}</td>
+      <td class="nowrap">{n.power_state ?? ''}</td>
+      <td class="maint">
+        {n.maintenance ? 'Yes' : 'No'}
+        {n.maintenance && n.maintenance_reason && <span class="reason">{n.maintenance_reason}</span>}
+      </td>
       <td>{n.fault ?? ''}</td>
       <td>{n.resource_class ?? ''}</td>
-      <td>{Array.isArray(n.traits) ? n.traits.join(', ') : ''}</td>
+      <td class="traits">{Array.isArray(n.traits) ? n.traits.join(' ') : ''}</td>
       <td>{n.conductor ?? ''}</td>
       <td>{n.owner ?? ''}</td>
       <td>

@@ -144,6 +144,12 @@ export function TemplateEditPage({ id, admin }: { id: string; admin: boolean }) 
           )}
         </Field>
         {parseError && <p class="hint bad">{parseError}</p>}
+        {steps.includes('******') && (
+          <p class="warning">
+            Secret arguments are shown masked (******). Saving sends what is shown: type the real values again, or they are
+            replaced by the mask.
+          </p>
+        )}
         <h2>Run order</h2>
         {parsed && <StepList steps={runOrder(parsed)} label="Run order" />}
         <ErrorAlert message={error} />
