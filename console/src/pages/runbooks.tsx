@@ -10,7 +10,7 @@ export function RunbooksPage() {
   return (
     <>
       <h1>Runbooks</h1>
-      <p>A runbook is a named list of steps, run in their order by a manual clean or service of a node that has the runbook’s name as a trait.</p>
+      <p>A runbook is a named list of steps, run in their order by a manual clean or service of a node that has one of the runbook’s traits.</p>
       <ErrorAlert message={list.error} />
       {list.loading && !list.data && <Loading what="runbooks" />}
       <table aria-label="Runbooks">
@@ -31,7 +31,7 @@ export function RunbooksPage() {
                 <td>
                   <StepList steps={steps} label={'Steps of ' + r.name} />
                 </td>
-                <td>{r.name}</td>
+                <td>{Array.isArray(r.traits) && r.traits.length ? r.traits.join(', ') : <span class="muted">none: usable on no node</span>}</td>
                 <td>{r.public ? 'Yes' : 'No'}</td>
               </tr>
             );
