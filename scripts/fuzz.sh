@@ -15,7 +15,7 @@
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 dir=${KILN_FUZZ_BUILD_DIR:-$src/build/fuzz}
-targets="json_body json_patch ini_config agent_tool_output agent_answers http_request url small_parsers node_event_params agent_log dnsmasq_config"
+targets="json_body json_patch ini_config agent_tool_output agent_answers http_request url small_parsers node_event_params agent_log dnsmasq_config web_console"
 
 # Temporary files of the targets (the fake agent's disk, the pxe tftp root) on tmpfs if we can.
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then

@@ -24,7 +24,15 @@ PACKAGES="
   xorriso isolinux cloud-init ovmf ipxe efibootmgr grub-efi-amd64-bin grub-efi-amd64-signed shim-signed
   grub-pc-bin
   wrk time valgrind
+  chromium fonts-dejavu-core
 "
+
+# The web console (console/) is built with Node.js and npm at build time (kiln-server never
+# needs them to run). Debian 12's nodejs (18) and npm do; a Node.js that is already installed
+# (nodesource's nodejs 20 brings its own npm) is kept, never replaced by Debian's.
+if ! command -v npm >/dev/null 2>&1; then
+  PACKAGES="$PACKAGES nodejs npm"
+fi
 
 missing=""
 for p in $PACKAGES; do

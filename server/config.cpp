@@ -456,6 +456,10 @@ std::vector<ConfigOption> makeOptions() {
   o.push_back(optString("metrics", "listen_address", &C::metricsListenAddress, ""));
   o.push_back(optInt("metrics", "port", &C::metricsPort, 0, 65535, 9608));
   o.push_back(optBool("metrics", "require_auth", &C::metricsRequireAuth, false));
+
+  // [console]
+  o.push_back(optBool("console", "enabled", &C::consoleEnabled, true));
+  o.push_back(optString("console", "static_dir", &C::consoleStaticDir, ""));
   return o;
 }
 

@@ -172,6 +172,12 @@ struct Config {
   int metricsPort = 9608;           ///< with metricsListenAddress; 0 = an ephemeral port (tests)
   bool metricsRequireAuth = false;  ///< scrapes need the API's credentials (auth_strategy)
 
+  // [console] (Kiln's options: the web console at /ui/, server/api/console_files.h)
+  bool consoleEnabled = true;
+  /// The directory of the console's built files (index.html, assets/); "" = the install
+  /// directory when it holds index.html, else the build tree's console/dist.
+  std::string consoleStaticDir;
+
   // [sensor_data] (Ironic's options): BMC sensor metrics, read in the power-state sync
   bool sendSensorData = false;                ///< send_sensor_data: read and serve them
   bool sensorDataForUndeployedNodes = false;  ///< enable_for_undeployed_nodes: not only active

@@ -15,18 +15,22 @@
 #include "server/api/errors.h"
 #include "server/api/event_handlers.h"
 #include "server/api/firmware_handlers.h"
+#include "server/api/fleet_handlers.h"
 #include "server/api/management_handlers.h"
 #include "server/api/history_handlers.h"
 #include "server/api/node_event_handlers.h"
 #include "server/api/inspection_rule_handlers.h"
 #include "server/api/node_handlers.h"
 #include "server/api/port_handlers.h"
+#include "server/api/ramdisk_log_handlers.h"
 #include "server/api/runbook_handlers.h"
 #include "server/api/vendor_handlers.h"
 #include "server/api/vif_handlers.h"
 #include "server/api/version.h"
 #include "shared/core/strings.h"
 #include "server/api/volume_handlers.h"
+#include "server/api/web_console.h"
+#include "server/api/web_security.h"
 #include "server/model/node.h"
 #include "server/model/versions.h"
 
@@ -102,7 +106,12 @@ ApiService::ApiService(ApiDeps deps)
       history_(std::make_unique<HistoryHandlers>(deps_)),
       bios_(std::make_unique<BiosHandlers>(deps_)),
       inspectionRules_(std::make_unique<InspectionRuleHandlers>(deps_)),
-      nodeEvents_(std::make_unique<NodeEventHandlers>(deps_)) {
+      nodeEvents_(std::make_unique<NodeEventHandlers>(deps_)),
+      fleet_(std::make_unique<FleetHandlers>(deps_)),
+      ramdiskLogs_(std::make_unique<RamdiskLogHandlers>(deps_)) {
+  if (deps_.config.consoleEnabled && !deps_.metricsOnly) {
+    webConsole_ = std::make_unique<WebConsole>(deps_.config);
+  }
   buildRoutes();
   requestMetrics_ = std::make_unique<RequestMetrics>(router_.routes());
   metricsHere_ = deps_.config.metricsEnabled &&
@@ -255,6 +264,22 @@ void ApiService::buildRoutes() {
   // node history is: authenticated, observers included).
   router_.add({"GET", "/v1/nodes/{node}/events", bind(nodeEvents_.get(), &NodeEventHandlers::list),
                1, 404, "", false, ""});
+
+  // The node's ramdisk log bundles (Kiln extension, every API version, read like its events).
+  {
+    auto* rl = ramdiskLogs_.get();
+    router_.add({"GET", "/v1/nodes/{node}/ramdisk_logs", bind(rl, &RamdiskLogHandlers::list), 1,
+                 404, "", false, ""});
+    router_.add({"GET", "/v1/nodes/{node}/ramdisk_logs/{name}",
+                 bind(rl, &RamdiskLogHandlers::download), 1, 404, "", false, ""});
+  }
+
+  // Who the credentials are, and the fleet's counts (Kiln extensions for the web console,
+  // every API version, observers included).
+  router_.add({"GET", "/v1/whoami", bind(fleet_.get(), &FleetHandlers::whoami), 1, 404, "",
+               false, ""});
+  router_.add({"GET", "/v1/fleet", bind(fleet_.get(), &FleetHandlers::summary), 1, 404, "",
+               false, ""});
 
   // Inventory (1.81) and child nodes (1.83): 404 below, as Ironic's node _lookup; shards
   // (1.82): GET only.
@@ -514,7 +539,14 @@ ApiResponse ApiService::handle(const ApiRequest& request) {
   const Route* route = nullptr;
   ApiResponse response;
   try {
-    response = dispatch(request, route);
+    if (webConsole_ && isConsolePath(request.path)) {
+      response = webConsole_->serve(request);
+    } else if (auto refused = refuseCrossSiteWrite(request, deps_.config.enableSslApi,
+                                                   deps_.config.publicEndpoint)) {
+      response = std::move(*refused);
+    } else {
+      response = dispatch(request, route);
+    }
   } catch (const std::exception& e) {
     deps_.log.error("unhandled exception in API handler",
                     {{"method", request.method}, {"path", request.path}, {"error", e.what()}});

@@ -58,6 +58,9 @@ class HistoryHandlers;
 class BiosHandlers;
 class InspectionRuleHandlers;
 class NodeEventHandlers;
+class FleetHandlers;
+class RamdiskLogHandlers;
+class WebConsole;
 class RequestMetrics;
 
 class ApiService {
@@ -69,7 +72,9 @@ class ApiService {
   /// kiln_api_request_duration_seconds (server/api/api_metrics.h). GET /metrics is answered
   /// here, before routing, when [metrics] serves it on the API port (or this is the metrics
   /// listener's service): in Prometheus' text format, with the API's credentials only when
-  /// [metrics] require_auth.
+  /// [metrics] require_auth. The web console's files (/ui/, server/api/web_console.h) are
+  /// answered here too, and every write is first checked against cross-site use
+  /// (server/api/web_security.h).
   ApiResponse handle(const ApiRequest& request);
 
  private:
@@ -98,6 +103,9 @@ class ApiService {
   std::unique_ptr<BiosHandlers> bios_;
   std::unique_ptr<InspectionRuleHandlers> inspectionRules_;
   std::unique_ptr<NodeEventHandlers> nodeEvents_;
+  std::unique_ptr<FleetHandlers> fleet_;
+  std::unique_ptr<RamdiskLogHandlers> ramdiskLogs_;
+  std::unique_ptr<WebConsole> webConsole_;  ///< null when [console] enabled is false
   std::unique_ptr<RequestMetrics> requestMetrics_;
   bool metricsHere_ = false;  ///< GET /metrics is answered by this service
 };

@@ -149,6 +149,10 @@ Result<void> addNodeFilters(const RequestContext& ctx, const ConductorRegistry& 
     } else if (key == "description_contains") {
       KILN_TRY_VOID(requireVersion(ctx, ver::k51NodeDescription));
       query.filters.push_back({ListFilter::Op::Contains, kNodeDescription, Value::text(value), {}});
+    } else if (key == "name_contains") {
+      // Kiln extension (the web console's search), any version: a substring of the name,
+      // case-insensitive as description_contains.
+      query.filters.push_back({ListFilter::Op::Contains, kNodeName, Value::text(value), {}});
     } else if (key == "shard") {
       KILN_TRY_VOID(requireVersion(ctx, ver::k82NodeShard));
       ListFilter f{ListFilter::Op::In, kNodeShard, {}, {}};

@@ -154,6 +154,8 @@ class TraitStore {
   virtual Result<bool> remove(int64_t nodeId, const std::string& trait) = 0;
   /// Removes all of a node's traits.
   virtual Result<void> clear(int64_t nodeId) = 0;
+  /// Every trait any node has, with how many nodes have it, sorted by trait (one GROUP BY).
+  virtual Result<std::vector<std::pair<std::string, int64_t>>> countAll() = 0;
 };
 
 /// A page of the node event journal (table node_events; server/storage/queries/node_events.h

@@ -251,6 +251,19 @@ class PgTraitStore final : public TraitStore {
  public:
   explicit PgTraitStore(Session& session) : session_(session) {}
 
+  Result<std::vector<std::pair<std::string, int64_t>>> countAll() override {
+    // COLLATE "C": the byte order SQLite sorts by.
+    auto result = KILN_TRY(conn().query(
+        "SELECT trait, COUNT(*) FROM node_traits GROUP BY trait ORDER BY trait COLLATE \"C\"",
+        std::span<const Value>()));
+    std::vector<std::pair<std::string, int64_t>> out;
+    out.reserve(static_cast<size_t>(result.rows()));
+    for (int row = 0; row < result.rows(); ++row) {
+      out.emplace_back(result.text(row, 0), result.integer(row, 1));
+    }
+    return out;
+  }
+
   Result<std::vector<std::string>> get(int64_t nodeId) override {
     const Value id = Value::integer(nodeId);
     auto result =

@@ -193,6 +193,14 @@ class SqliteTraitStore final : public TraitStore {
  public:
   explicit SqliteTraitStore(Connection& conn) : conn_(conn) {}
 
+  Result<std::vector<std::pair<std::string, int64_t>>> countAll() override {
+    auto stmt = KILN_TRY(conn_.prepare(
+        "SELECT trait, COUNT(*) FROM node_traits GROUP BY trait ORDER BY trait"));
+    std::vector<std::pair<std::string, int64_t>> out;
+    while (KILN_TRY(stmt.step())) out.emplace_back(stmt.columnText(0), stmt.columnInt(1));
+    return out;
+  }
+
   Result<std::vector<std::string>> get(int64_t nodeId) override {
     auto stmt =
         KILN_TRY(conn_.prepare("SELECT trait FROM node_traits WHERE node_id = ? ORDER BY trait"));

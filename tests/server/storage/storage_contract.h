@@ -189,6 +189,8 @@ TEST_CASE(KILN_STORAGE_NAME " storage: traits are stored per node and filter nod
   auto many = traits.getMany(std::vector<int64_t>{red.id(), none.id()}).value();
   CHECK(many[red.id()] == std::vector<std::string>{"CUSTOM_RED"});
   CHECK(many[none.id()].empty());
+  using Counts = std::vector<std::pair<std::string, int64_t>>;
+  CHECK(traits.countAll().value() == Counts{{"CUSTOM_BLUE", 2}, {"CUSTOM_RED", 2}});
 
   auto names = [&](ListFilter::Op op, std::vector<std::string> values) {
     ListQuery q;
