@@ -94,4 +94,29 @@ await run(async ({ session }) => {
   }
   await screenshot(observer.page, 'node-observer');
   await checkAxe(observer.page, 'node (observer)');
+
+  // A link to a node without a session: the login page first (a wrong password is an alert),
+  // then the linked page; Sign out forgets the credentials, also across a reload.
+  const fresh = await session('admin');
+  fresh.allow(/HTTP 401: GET .*\/v1\/whoami$/);
+  const p = fresh.page;
+  await p.goto(fx.ui_url + '#/nodes/clean-failed');
+  await p.getByRole('heading', { name: 'Sign in to Kiln' }).waitFor();
+  await p.getByRole('textbox', { name: 'User name' }).fill('admin');
+  await p.getByLabel('Password', { exact: true }).fill('not-the-password');
+  await p.getByRole('button', { name: 'Sign in' }).click();
+  await p.getByRole('alert').filter({ hasText: 'Wrong user name or password' }).waitFor();
+  await checkAxe(p, 'login with an error');
+  await screenshot(p, 'login-wrong-password');
+  await p.getByLabel('Password', { exact: true }).fill(fx.users.admin.password);
+  await p.keyboard.press('Enter');
+  await p.getByRole('heading', { level: 1, name: 'clean-failed' }).waitFor();
+  await p.getByText('Signed in as admin (admin)').waitFor();
+  check(!(await p.evaluate(() => document.cookie)), 'the console set a cookie');
+  await p.getByRole('button', { name: 'Sign out' }).click();
+  await p.getByRole('heading', { name: 'Sign in to Kiln' }).waitFor();
+  check((await p.evaluate(() => sessionStorage.length)) === 0, 'credentials left in sessionStorage');
+  await p.reload();
+  await p.getByRole('heading', { name: 'Sign in to Kiln' }).waitFor();
+  check((await p.getByText('Signed in as').count()) === 0, 'still signed in after Sign out');
 });
