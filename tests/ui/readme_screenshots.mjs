@@ -36,8 +36,14 @@ await run(async ({ session }) => {
   check(r.status === 202, `deploy: ${r.status} ${r.text}`);
   const bar = page.getByRole('progressbar', { name: 'Image write' });
   await bar.waitFor({ timeout: 60_000 });
-  await waitFor('the image write to pass 40%', async () =>
-    Number(await bar.getAttribute('aria-valuenow').catch(() => 0)) >= 40, 60_000, 100);
+  // The agent's own lines about the write, at the bottom of its log, while the bar moves.
+  const log = page.getByRole('log', { name: 'Agent log' });
+  await waitFor('the agent log to name the image write', async () =>
+    /writing image/i.test(await log.textContent().catch(() => '')), 60_000, 100);
+  await waitFor('the image write to pass 30%', async () =>
+    Number(await bar.getAttribute('aria-valuenow').catch(() => 0)) >= 30, 60_000, 100);
+  await log.evaluate((e) => { e.scrollTop = e.scrollHeight; });
+  check(await bar.isVisible(), 'the image write ended before the picture');
   await page.screenshot({ path: path.join(out, 'console-node.png') });
   await waitFor('agent-node to be active', async () => {
     const n = await getNode(d.uuid);
