@@ -22,14 +22,15 @@ direct and fake deploy interfaces. The fixture then makes, through the API as `a
     maintenance with fault `power failure`;
   - a deploy template (a step argument holds a password), a runbook, an allocation;
   - `agent-node`: available, direct deploy, no automated cleaning, resource class
-    baremetal-agent, the port of the real kiln-agent. Unless --no-agent, kiln-agent runs on a
-    loop device (root and loop devices needed: exit 77 otherwise) and looks it up every second,
-    waiting to be given a deployment; an image server sends the 32 MiB image at 6 MiB/s so that
-    the write lasts several heartbeats. The ramdisk's log bundle is kept after every flow
-    (`deploy_logs_collect = always`), so the node page lists one after the deployment.
+    baremetal-agent, the port of the real kiln-agent. Unless --no-agent, the real kiln-agent
+    is ready on a loop device (root and loop devices needed: exit 77 otherwise) and boots
+    (AgentBooter) as soon as the node enters a flow that needs it (deploying, cleaning, ...),
+    as a BMC powering the machine on would; an image server sends the 32 MiB image at 6 MiB/s
+    so that the write lasts several heartbeats. The ramdisk's log bundle is kept after every
+    flow (`deploy_logs_collect = always`), so the node page lists one after the deployment.
 
 The fixture's description goes to ARTIFACTS/fixture.json, passed to `node SCRIPT` as the
-environment variable FIXTURE (keys below, in `describe`); the script's exit code is the
+environment variable FIXTURE (its keys: see `fixture = {...}` in main); the script's exit code is the
 fixture's. Everything started is stopped at the end; on failure the logs' tails are printed
 (the whole logs are copied into ARTIFACTS).
 
@@ -47,6 +48,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -59,6 +61,7 @@ from agent_integration_test import AgentProcess, ImageServer, LoginHandler, MAC 
 from kiln_process import KilnServer, print_log_tails  # noqa: E402
 
 API_VERSION = "1.115"
+CONDUCTOR = "kiln-ui-conductor"  # [DEFAULT] host
 DISK_BYTES = 64 << 20
 IMAGE_BYTES = 32 << 20
 RATE = 6 << 20  # bytes per second of the slow image server (the agent reports every 4 MiB)
@@ -124,6 +127,51 @@ class SlowHandler(LoginHandler):
             time.sleep(len(data) / RATE)
 
 
+class AgentBooter:
+    """Boots kiln-agent for agent-node when the node needs its ramdisk, as a BMC powering the
+    machine on would: a thread polls the node (every 0.2 s) and starts the agent when the node
+    enters a state that waits for an agent while none runs (the agent exits by itself at the
+    power off that ends a deployment, so a later flow boots a new one). Until the first such
+    flow no agent runs, so its log holds only the flows' lines."""
+
+    AGENT_STATES = {"deploying", "wait call-back", "cleaning", "clean wait", "inspecting",
+                    "inspect wait", "servicing", "service wait", "rescuing", "rescue wait"}
+
+    def __init__(self, binary, server, node, disk, log_path):
+        self.binary, self.server, self.node, self.disk, self.log_path = (
+            binary, server, node, disk, log_path)
+        self.agents = []
+        self.boots = 0
+        self.error = None
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self):
+        try:
+            while not self.stopping.wait(0.2):
+                status, node = self.server.call("GET", "/v1/nodes/%s?fields=provision_state" % self.node)
+                if status != 200:
+                    continue
+                running = self.agents and self.agents[-1].proc.poll() is None
+                if node["provision_state"] in self.AGENT_STATES and not running:
+                    self.agents.append(AgentProcess(self.binary, self.server, self.disk,
+                                                    self.log_path))
+                    self.boots += 1
+                    print("fixture: kiln-agent booted for %s (%s)" % (
+                        self.node, node["provision_state"]), flush=True)
+        except Exception as e:  # noqa: BLE001 - reported by stop()
+            self.error = e
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(10)
+        for agent in self.agents:
+            agent.stop()
+        if self.error:
+            raise AssertionError("the agent booter failed: %r" % (self.error,))
+
+
 def closed_port():
     """A loopback port nothing listens on (bound, then released)."""
     with socket.socket() as s:
@@ -134,7 +182,7 @@ def closed_port():
 def server_config(work, console_dir):
     return ("[DEFAULT]\nauth_strategy = http_basic\n"
             "http_basic_auth_user_file = %s/htpasswd\n"
-            "host = kiln-ui-conductor\n"
+            "host = %s\n"
             "enabled_hardware_types = fake-hardware, redfish\n"
             "enabled_deploy_interfaces = direct, fake\n"
             "[http_basic_roles]\nadmin = admin\nobserver = observer\ndefault_role = observer\n"
@@ -148,7 +196,7 @@ def server_config(work, console_dir):
             "[redfish]\nconnection_attempts = 1\nconnection_retry_interval = 0\n"
             "[agent]\nheartbeat_interval = 1\ncommand_heartbeat_interval = 1\n"
             "deploy_logs_collect = always\ndeploy_logs_local_path = %s/ramdisk-logs\n"
-            % (work, console_dir, work))
+            % (work, CONDUCTOR, console_dir, work))
 
 
 def make_htpasswd(path):
@@ -416,11 +464,13 @@ def main():
             server.start()
             fleet = build_fleet(server)
             if with_agent:
-                agent = AgentProcess(os.path.abspath(args.agent), server, loop, agent_log)
+                agent = AgentBooter(os.path.abspath(args.agent), server,
+                                    fleet["nodes"]["agent"]["uuid"], loop, agent_log)
             fixture = {
                 "base_url": server.url,
                 "ui_url": server.url + "/ui/",
                 "api_version": API_VERSION,
+                "conductor": CONDUCTOR,
                 "users": {u: {"user": u, "password": p, "role": u} for u, p in USERS.items()},
                 "deploy": {"node": fleet["nodes"]["agent"]["name"],
                            "uuid": fleet["nodes"]["agent"]["uuid"],

@@ -16,7 +16,8 @@
 //    /work/notes/console-contract.md; one browser per test script.
 //  - A session = one browser context (1280x800) for one user. It collects console errors and
 //    warnings, uncaught page errors, failed requests (not aborted ones) and HTTP error answers
-//    (>= 400, except 404 to a GET: an optional sub-resource such as a node's inventory);
+//    (>= 400, except 404 to a GET: an optional sub-resource such as a node's inventory; and
+//    401 to GET /v1/whoami: the login page's probe for noauth);
 //    `run` fails the test when any session collected one that the test did not allow with
 //    `session.allow(regex)` (for what a test provokes on purpose: `HTTP 401: GET .../whoami`).
 //    Chromium's own "Failed to load resource" console line is judged by the answer instead.
@@ -156,12 +157,16 @@ export async function login(page, user) {
 
 const sessions = [];
 
-/** A fresh browser context for `user` ('admin', 'observer' or null) with one page. */
-async function newSession(browser, user) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: fx.base_url });
+/**
+ * A fresh browser context for `user` ('admin', 'observer' or null) with one page;
+ * `contextOptions` go to browser.newContext.
+ */
+async function newSession(browser, user, contextOptions = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: fx.base_url, ...contextOptions });
   context.setDefaultTimeout(ACTION_TIMEOUT);
   const s = {
     user, context, problems: [], responses: [], allowed: [], page: null,
+    inflight: new Set(), lastActivity: Date.now(),
     /** Problems matching `re` (console text, request URL + error) are expected from now on. */
     allow(re) { s.allowed.push(re); },
     async newPage() { const p = await context.newPage(); watch(s, p); return p; },
@@ -172,6 +177,18 @@ async function newSession(browser, user) {
 }
 
 function watch(s, page) {
+  page.on('request', (req) => {
+    // Event streams stay open: they never count as in flight.
+    if (req.url().startsWith(fx.base_url) && !(req.headers().accept ?? '').includes('text/event-stream')) {
+      s.inflight.add(req);
+      s.lastActivity = Date.now();
+    }
+  });
+  const done = (req) => {
+    if (s.inflight.delete(req)) s.lastActivity = Date.now();
+  };
+  page.on('requestfinished', done);
+  page.on('requestfailed', done);
   const problem = (text) => {
     if (!s.allowed.some((re) => re.test(text))) s.problems.push(`[${s.user}] ${text}`);
   };
@@ -195,7 +212,11 @@ function watch(s, page) {
     const method = res.request().method();
     // A GET may find nothing (a node without inventory or allocation answers 404): normal use.
     // Any other error answer means the page asked for something wrong or not allowed.
-    if (res.status() >= 400 && !(res.status() === 404 && method === 'GET')) {
+    // And GET /v1/whoami answers 401 to the login page's probe (is it noauth?) and to wrong
+    // credentials.
+    const expected = method === 'GET' &&
+      (res.status() === 404 || (res.status() === 401 && new URL(url).pathname === '/v1/whoami'));
+    if (res.status() >= 400 && !expected) {
       problem(`HTTP ${res.status()}: ${method} ${url}`);
     }
     if (!url.startsWith(fx.base_url)) return;
@@ -232,7 +253,7 @@ export async function run(body) {
   let code = 0;
   try {
     browser = await chromium.launch(LAUNCH_OPTIONS);
-    await body({ browser, session: (user) => newSession(browser, user) });
+    await body({ browser, session: (user, options) => newSession(browser, user, options) });
     assertSessionsClean();
   } catch (err) {
     code = 1;
@@ -253,4 +274,90 @@ export async function run(body) {
   }
   console.log(`${code ? 'FAILED' : 'passed'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   process.exit(code);
+}
+
+/**
+ * Waits until none of the session's API requests (event streams aside) has been in flight for
+ * `quietMs`: the page has what it asked for.
+ */
+export async function settle(s, quietMs = 400, timeoutMs = ACTION_TIMEOUT) {
+  await waitFor('the page\'s requests to finish',
+    () => s.inflight.size === 0 && Date.now() - s.lastActivity >= quietMs, timeoutMs, 50);
+}
+
+/** Everything a page shows: its HTML, its text and the values of its form fields. */
+export async function pageContents(page) {
+  const [html, text, values] = await Promise.all([
+    page.content(),
+    page.evaluate(() => document.body.innerText),
+    page.evaluate(() => [...document.querySelectorAll('input, textarea, select')].map((e) => e.value).join('\n')),
+  ]);
+  return `${html}\n${text}\n${values}`;
+}
+
+async function waitForInputValue(locator, value) {
+  await waitFor(`the field to show ${value}`, async () => (await locator.inputValue().catch(() => '')) === value);
+}
+
+const nodeTitle = (ref) => ref.name ?? ref.uuid;
+
+/**
+ * The console's pages (after sign-in) as {name, hash, ready(page)} for `user`; `ready` waits
+ * for the page's own content (by role and accessible name, docs/console.md). Node pages: the
+ * fixture nodes named in `nodeRoles`.
+ */
+export function consolePages(user, nodeRoles = ['clean_failed', 'active', 'maintenance', 'fault', 'agent', 'unnamed']) {
+  const h1 = (page, name) => page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
+  const inTable = (page, table, text) => page.getByRole('table', { name: table }).getByText(text, { exact: true }).first().waitFor();
+  const list = [
+    { name: 'fleet', hash: '#/nodes', ready: async (p) => {
+      await h1(p, 'Nodes');
+      await p.getByRole('table', { name: 'Nodes' }).getByRole('link').first().waitFor();
+    } },
+  ];
+  for (const role of nodeRoles) {
+    const ref = fx.nodes[role];
+    list.push({ name: `node-${role}`, hash: `#/nodes/${ref.uuid}`, node: ref, ready: async (p) => {
+      await h1(p, nodeTitle(ref));
+      await p.getByRole('heading', { level: 2, name: 'Timeline' }).waitFor();
+      if (role === 'clean_failed') await p.getByRole('alert', { name: 'Last error' }).waitFor();
+    } });
+  }
+  const tpl = fx.deploy_template;
+  list.push(
+    { name: 'templates', hash: '#/templates', ready: async (p) => {
+      await h1(p, 'Deploy templates');
+      await inTable(p, 'Deploy templates', tpl.name);
+    } },
+    { name: 'template-editor', hash: `#/templates/${tpl.uuid}`, ready: async (p) => {
+      await waitForInputValue(p.getByRole('textbox', { name: 'Name' }), tpl.name);
+    } },
+  );
+  if (user === 'admin') {
+    list.push({ name: 'template-new', hash: '#/templates/new', ready: async (p) => {
+      await p.getByRole('textbox', { name: 'Steps (JSON)' }).waitFor();
+    } });
+  }
+  list.push(
+    { name: 'runbooks', hash: '#/runbooks', ready: async (p) => {
+      await h1(p, 'Runbooks');
+      await inTable(p, 'Runbooks', fx.runbook.name);
+    } },
+    { name: 'allocations', hash: '#/allocations', ready: async (p) => {
+      await h1(p, 'Allocations');
+      await inTable(p, 'Allocations', fx.allocation.name);
+    } },
+    { name: 'conductors', hash: '#/conductors', ready: async (p) => {
+      await h1(p, 'Conductors');
+      await inTable(p, 'Conductors', fx.conductor);
+    } },
+  );
+  return list;
+}
+
+/** Opens one of consolePages() in the session's page and waits until it is ready and settled. */
+export async function visit(s, def) {
+  await s.page.goto(fx.ui_url + def.hash);
+  await def.ready(s.page);
+  await settle(s);
 }
