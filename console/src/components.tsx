@@ -72,13 +72,23 @@ export function Dialog(props: {
   );
 }
 
+/** A labelled form control; the hint describes the control (aria-describedby). */
 export function Field(props: { label: string; children: (id: string) => ComponentChildren; hint?: string }) {
   const id = useId();
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const control = ref.current?.querySelector('#' + CSS.escape(id));
+    if (control && props.hint) control.setAttribute('aria-describedby', id + '-hint');
+  }, [id, props.hint]);
   return (
-    <div class="field">
+    <div class="field" ref={ref}>
       <label for={id}>{props.label}</label>
       {props.children(id)}
-      {props.hint && <p class="hint">{props.hint}</p>}
+      {props.hint && (
+        <p class="hint" id={id + '-hint'}>
+          {props.hint}
+        </p>
+      )}
     </div>
   );
 }
