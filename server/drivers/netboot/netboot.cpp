@@ -131,6 +131,14 @@ Result<std::string> agentCaParam(const Config& config) {
 
 Result<std::string> agentAppendParams(const Config& config, const json& driverInfo) {
   std::string params = kernelAppendParams(config, driverInfo);
+  // The parameters become one line of an iPXE script, a pxelinux entry and a GRUB menu: a
+  // newline (or any control character) would add lines of its own to those files.
+  for (char c : params) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      return invalid("The kernel_append_params must not contain control characters");
+    }
+  }
   const std::string ca = KILN_TRY(agentCaParam(config));
   if (!ca.empty()) params += (params.empty() ? "" : " ") + ca;
   return params;

@@ -65,7 +65,8 @@ Result<std::string> agentCaParam(const Config& config);
 
 /// What follows kiln.api_url= on the agent's kernel command line: kernelAppendParams, then
 /// agentCaParam (last, so that a truncating boot loader cuts the CA, which the agent then
-/// refuses loudly, rather than the settings before it).
+/// refuses loudly, rather than the settings before it). InvalidArgument when the parameters
+/// hold a control character (a newline would add lines to the boot loader's files).
 Result<std::string> agentAppendParams(const Config& config, const nlohmann::json& driverInfo);
 
 /// A problem when the agent's kernel command line could exceed kMaxKernelCmdline: `apiUrl`

