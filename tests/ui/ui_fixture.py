@@ -417,6 +417,8 @@ def main():
     ap.add_argument("--artifacts", required=True, help="screenshots, logs, fixture.json")
     ap.add_argument("--no-agent", action="store_true",
                     help="no kiln-agent and no loop device (agent-node stays available)")
+    ap.add_argument("--timeout", type=int, default=480,
+                    help="seconds the script may run (below ctest's TIMEOUT of 600)")
     args = ap.parse_args()
     with_agent = not args.no_agent
     if not os.path.exists(os.path.join(args.console_dir, "index.html")):
@@ -488,7 +490,13 @@ def main():
                 json.dump(fixture, f, indent=2)
             env = dict(os.environ, FIXTURE=path)
             print("fixture ready at %s; running %s" % (server.url, args.script), flush=True)
-            rc = subprocess.run(["node", os.path.abspath(args.script)], env=env).returncode
+            try:
+                rc = subprocess.run(["node", os.path.abspath(args.script)], env=env,
+                                    timeout=args.timeout).returncode
+            except subprocess.TimeoutExpired:
+                # Before ctest's own TIMEOUT, so that everything here is still stopped.
+                print("%s ran longer than %d s: stopped" % (args.script, args.timeout))
+                rc = 1
             if rc != 0:
                 print("%s exited with %d" % (args.script, rc))
             if server.proc.poll() is not None:

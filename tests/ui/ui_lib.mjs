@@ -12,14 +12,14 @@
 //
 // Contract:
 //  - Debian's chromium through playwright-core, resolved from console/node_modules
-//    (createRequire on console/package.json), launched with the options of
-//    /work/notes/console-contract.md; one browser per test script.
+//    (createRequire on console/package.json), launched with LAUNCH_OPTIONS (docs/console.md);
+//    one browser per test script.
 //  - A session = one browser context (1280x800) for one user. It collects console errors and
 //    warnings, uncaught page errors, failed requests (not aborted ones) and HTTP error answers
 //    (>= 400, except 404 to a GET: an optional sub-resource such as a node's inventory; and
-//    401 to GET /v1/whoami: the login page's probe for noauth);
+//    401 to GET /v1/whoami: wrong credentials at sign-in, or a probe for noauth);
 //    `run` fails the test when any session collected one that the test did not allow with
-//    `session.allow(regex)` (for what a test provokes on purpose: `HTTP 401: GET .../whoami`).
+//    `session.allow(regex)` (for what a test provokes on purpose, e.g. /^HTTP 403: PATCH /).
 //    Chromium's own "Failed to load resource" console line is judged by the answer instead.
 //  - Every API answer a session's pages received (JSON and text; not event streams or
 //    tarballs) is kept in `session.responses` ({url, status, headers, body}); `run` checks
@@ -212,8 +212,8 @@ function watch(s, page) {
     const method = res.request().method();
     // A GET may find nothing (a node without inventory or allocation answers 404): normal use.
     // Any other error answer means the page asked for something wrong or not allowed.
-    // And GET /v1/whoami answers 401 to the login page's probe (is it noauth?) and to wrong
-    // credentials.
+    // And GET /v1/whoami answers 401 to wrong credentials at sign-in (and to a probe for
+    // noauth without any).
     const expected = method === 'GET' &&
       (res.status() === 404 || (res.status() === 401 && new URL(url).pathname === '/v1/whoami'));
     if (res.status() >= 400 && !expected) {
