@@ -77,6 +77,8 @@ export function NodePage({ id, admin }: { id: string; admin: boolean }) {
             <Prop name="Conductor">{n.conductor ?? ''}</Prop>
             <Prop name="Owner">{n.owner ?? ''}</Prop>
             <Prop name="Current step">{currentStep(n) || 'none'}</Prop>
+            <Prop name="Image">{str(n.instance_info?.image_source) || 'none'}</Prop>
+            <Prop name="Instance UUID">{n.instance_uuid ?? 'none'}</Prop>
             <Prop name="Updated">{fmtTime(n.updated_at)}</Prop>
           </dl>
         </section>
