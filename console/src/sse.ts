@@ -1,10 +1,12 @@
 // A Server-Sent Events reader on fetch(): EventSource cannot send the Authorization header.
 // Reconnects after an error or the end of the stream, resuming with Last-Event-ID.
-import { headers } from './api';
+import { errorMessage, headers } from './api';
 
 export interface SseOptions {
   onEvent: (id: string | null, data: string) => void;
   onState?: (connected: boolean) => void;
+  /** The server refused the stream (a 4xx other than 408/429): no more reconnects. */
+  onRefused?: (status: number, message: string) => void;
   lastEventId?: string | null;
   retryMs?: number;
 }
@@ -72,6 +74,12 @@ export function openStream(url: string, opts: SseOptions): () => void {
         cache: 'no-store',
         signal: ctrl.signal,
       });
+      if (r.status >= 400 && r.status < 500 && r.status !== 408 && r.status !== 429) {
+        stopped = true;
+        opts.onState?.(false);
+        opts.onRefused?.(r.status, await errorMessage(r));
+        return;
+      }
       if (!r.ok || !r.body) throw new Error('HTTP ' + r.status);
       opts.onState?.(true);
       const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();

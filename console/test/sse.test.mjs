@@ -69,3 +69,22 @@ test('openStream reconnects after the stream ends and resumes with Last-Event-ID
   assert.equal(requests[0].accept, 'text/event-stream');
   assert.equal(requests[0].version, '1.115');
 });
+
+test('openStream stops on a 4xx answer and reports the API message', async () => {
+  let count = 0;
+  const server = http.createServer((req, res) => {
+    count++;
+    res.writeHead(404, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ error_message: JSON.stringify({ faultstring: 'Node n could not be found.' }) }));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const refused = await new Promise((resolve) => {
+    openStream(`http://127.0.0.1:${server.address().port}/v1/nodes/n/events`, {
+      retryMs: 10, onEvent: () => {}, onRefused: (status, message) => resolve([status, message]),
+    });
+  });
+  await new Promise((r) => setTimeout(r, 100)); // a reconnect would come within 10 ms
+  await new Promise((r) => server.close(r));
+  assert.deepEqual(refused, [404, 'Node n could not be found.']);
+  assert.equal(count, 1);
+});

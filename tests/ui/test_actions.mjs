@@ -113,22 +113,32 @@ await run(async ({ session }) => {
   check(steps.some((e) => e.step === 'erase_devices_metadata' && e.flow === 'clean' && e.id > history.at(-1).id), 'the runbook\'s first step ran');
 
   // available -> Deploy (image URL, checksum, config drive, deploy templates) -> active.
+  // The node gets the trait of the fixture's deploy template, whose steps then join the deployment.
   const a = fx.nodes.available;
+  const TEMPLATE = 'CUSTOM_CONSOLE_DEPLOY';
+  const dt = await api('admin', 'POST', '/v1/deploy_templates', { name: TEMPLATE, steps: [
+    { interface: 'bios', step: 'apply_configuration', priority: 150, args: { settings: [{ name: 'LogicalProc', value: 'Enabled' }] } }] });
+  check(dt.status === 201, `a deploy template: ${dt.status} ${dt.text}`);
+  const tr = await api('admin', 'PUT', `/v1/nodes/${a.uuid}/traits/${TEMPLATE}`);
+  check(tr.status === 204, `add the template's trait: ${tr.status} ${tr.text}`);
   const before = await node(a.uuid);
-  check(before.traits.length > 0, 'the available node has a trait');
   await open(page, a);
   text = await act(page, 'Deploy', async (d) => {
     await d.getByRole('textbox', { name: 'Image URL' }).fill('http://127.0.0.1:9/images/console-test.img');
     await d.getByRole('textbox', { name: 'Image checksum' }).fill('0123456789abcdef0123456789abcdef');
     await d.getByRole('textbox', { name: 'Config drive' }).fill('{"meta_data": {"hostname": "console-test"}}');
-    await d.getByRole('textbox', { name: 'Deploy templates (traits)' }).fill(before.traits[0]);
+    await d.getByRole('textbox', { name: 'Deploy templates (traits)' }).fill(TEMPLATE);
+    await d.getByText(`Deploy templates this node has the trait of: ${TEMPLATE}.`).waitFor();
     await screenshot(page, 'action-deploy-dialog');
   });
   check(text.includes('destroys'), `the Deploy dialog says what happens: ${text}`);
   const deployed = await settled(a.uuid, { provision_state: 'active' }, 'deploy');
   check(deployed.instance_info.image_source === 'http://127.0.0.1:9/images/console-test.img', `image_source ${deployed.instance_info.image_source}`);
   check(deployed.instance_info.image_checksum === '0123456789abcdef0123456789abcdef', 'image_checksum');
-  check(JSON.stringify(deployed.instance_info.traits) === JSON.stringify([before.traits[0]]), `instance_info.traits ${JSON.stringify(deployed.instance_info.traits)}`);
+  check(JSON.stringify(deployed.instance_info.traits) === JSON.stringify([TEMPLATE]), `instance_info.traits ${JSON.stringify(deployed.instance_info.traits)}`);
+  const ran = (await api('admin', 'GET', `/v1/nodes/${a.uuid}/events?kind=step_finished`)).body.events;
+  check(ran.some((e) => e.flow === 'deploy' && e.interface === 'bios' && e.step === 'apply_configuration' && e.result === 'success'),
+    `the template's step did not run: ${ran.map((e) => e.interface + '.' + e.step).join(' ')}`);
   await shows(page, 'Provision state', 'active');
 
   // Power off, Power on, Reboot on the active node.

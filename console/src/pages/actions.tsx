@@ -98,7 +98,13 @@ function ActionDialog(props: {
   const [device, setDevice] = useState('pxe');
   const [persistent, setPersistent] = useState(false);
 
+  const [templates, setTemplates] = useState<string[] | null>(null);
+
   useEffect(() => {
+    if (action === 'Deploy')
+      get('/v1/deploy_templates?fields=name')
+        .then((r) => setTemplates((r.deploy_templates ?? []).map((t: Obj) => t.name).filter((n: string) => (node.traits ?? []).includes(n))))
+        .catch(() => setTemplates(null));
     if (action === 'Clean')
       get('/v1/runbooks?fields=uuid,name')
         .then((r) => setRunbooks(r.runbooks ?? []))
@@ -227,6 +233,13 @@ function ActionDialog(props: {
           <Field label="Deploy templates (traits)" hint="Comma-separated traits of the node naming deploy templates; stored in instance_info.traits.">
             {(id) => <input id={id} type="text" value={traits} onInput={(e) => setTraits((e.target as HTMLInputElement).value)} />}
           </Field>
+          {templates && (
+            <p class="hint">
+              {templates.length
+                ? 'Deploy templates this node has the trait of: ' + templates.join(', ') + '.'
+                : 'None of this node’s traits names a deploy template.'}
+            </p>
+          )}
         </>
       )}
       {action === 'Clean' && (

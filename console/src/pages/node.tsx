@@ -77,6 +77,8 @@ export function NodePage({ id, admin }: { id: string; admin: boolean }) {
             <Prop name="Conductor">{n.conductor ?? ''}</Prop>
             <Prop name="Owner">{n.owner ?? ''}</Prop>
             <Prop name="Current step">{currentStep(n) || 'none'}</Prop>
+            <Prop name="Image">{str(n.instance_info?.image_source) || 'none'}</Prop>
+            <Prop name="Instance UUID">{n.instance_uuid ?? 'none'}</Prop>
             <Prop name="Updated">{fmtTime(n.updated_at)}</Prop>
           </dl>
         </section>
@@ -181,6 +183,7 @@ function LiveEvents({ id, node, onChange }: { id: string; node: Obj; onChange: (
   const model = useRef<LiveModel>({ flow: null, steps: [], progress: null, log: [], bmc: [] });
   const [, setVersion] = useState(0);
   const [connected, setConnected] = useState(false);
+  const [refused, setRefused] = useState<string | null>(null);
   const onChangeRef = useRef(onChange);
   onChangeRef.current = onChange;
   const logRef = useRef<HTMLDivElement>(null);
@@ -201,6 +204,7 @@ function LiveEvents({ id, node, onChange }: { id: string; node: Obj; onChange: (
         if (!flush) flush = setTimeout(() => ((flush = null), setVersion((v) => v + 1)), 100);
       },
       onState: setConnected,
+      onRefused: (_status, message) => setRefused(message),
     });
     return () => {
       stop();
@@ -223,8 +227,9 @@ function LiveEvents({ id, node, onChange }: { id: string; node: Obj; onChange: (
 
   return (
     <Section title="Live events">
+      <ErrorAlert message={refused && 'The event stream was refused: ' + refused} />
       <p class="muted">
-        {connected ? 'Following the node’s events live.' : 'Connecting to the event stream…'}
+        {connected ? 'Following the node’s events live.' : refused ? 'Not following the node’s events.' : 'Connecting to the event stream…'}
         {m.flow ? ` Last flow: ${m.flow}.` : ''}
       </p>
       {progress && (
@@ -261,7 +266,7 @@ function LiveEvents({ id, node, onChange }: { id: string; node: Obj; onChange: (
       </div>
       <h3>BMC requests</h3>
       {m.bmc.length === 0 && <p class="muted">No BMC requests recorded.</p>}
-      <ul aria-label="BMC requests" class="bmc">
+      <ul aria-label="BMC requests" class="bmc" tabIndex={0}>
         {m.bmc.map((b) => (
           <li key={b.id} class={b.ok ? '' : 'failed'}>
             {b.text}
