@@ -13,7 +13,9 @@ await run(async ({ session }) => {
   // The fixture's template: its steps in run order (priority descending), the secret masked.
   const table = page.getByRole('table', { name: 'Deploy templates' });
   const row = table.getByRole('row').filter({ has: page.getByRole('link', { name: fx.deploy_template.name }) });
-  const steps = await row.getByRole('list', { name: `Steps of ${fx.deploy_template.name}` }).getByRole('listitem').allTextContents();
+  const stepItems = row.getByRole('list', { name: `Steps of ${fx.deploy_template.name}` }).getByRole('listitem');
+  await stepItems.first().waitFor();  // the heading comes before the list's answer
+  const steps = await stepItems.allTextContents();
   check(steps.length === 2 && steps[0].startsWith('bios.apply_configuration') && steps[1].startsWith('deploy.write_image'), `steps ${steps}`);
   await checkAxe(page, 'deploy templates');
   await screenshot(page, 'templates');
@@ -27,7 +29,11 @@ await run(async ({ session }) => {
     { interface: 'bios', step: 'apply_configuration', args: { settings: [{ name: 'SriovEnable', value: 'Enabled' }] }, priority: 90 },
   ];
   await page.getByRole('textbox', { name: 'Steps (JSON)' }).fill(JSON.stringify(created, null, 2));
-  const order = await page.getByRole('list', { name: 'Run order' }).getByRole('listitem').allTextContents();
+  // The preview renders after the input event: wait for it to show both steps.
+  const order = await waitFor('the run order of the typed steps', async () => {
+    const items = await page.getByRole('list', { name: 'Run order' }).getByRole('listitem').allTextContents();
+    return items.length === 2 ? items : null;
+  });
   check(order[0].startsWith('bios.apply_configuration') && order[1].startsWith('deploy.write_image'), `run order ${order}`);
   await checkAxe(page, 'template editor');
   await screenshot(page, 'template-new');
@@ -65,7 +71,10 @@ await run(async ({ session }) => {
   // Runbooks: steps in their order.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runbooks' }).click();
   await page.getByRole('heading', { level: 1, name: 'Runbooks' }).waitFor();
-  const rb = await page.getByRole('table', { name: 'Runbooks' }).getByRole('list', { name: `Steps of ${fx.runbook.name}` }).getByRole('listitem').allTextContents();
+  // The heading comes before the list's answer: wait for the runbook's steps to be shown.
+  const rbSteps = page.getByRole('table', { name: 'Runbooks' }).getByRole('list', { name: `Steps of ${fx.runbook.name}` }).getByRole('listitem');
+  await rbSteps.first().waitFor();
+  const rb = await rbSteps.allTextContents();
   check(rb.length === 2 && rb[0].startsWith('deploy.erase_devices_metadata') && rb[1].startsWith('raid.delete_configuration'), `runbook steps ${rb}`);
   await checkAxe(page, 'runbooks');
   await screenshot(page, 'runbooks');
