@@ -11,6 +11,7 @@
 # not counted.
 #
 #   bench/request_instructions.sh [SERVER_BINARY]
+#   BENCH_CONSOLE=1 bench/request_instructions.sh   also the web console's fleet page requests
 #
 # Benchmarks are not tests: this is deliberately not registered with ctest.
 set -euo pipefail
@@ -71,9 +72,10 @@ REQUESTS="$WORK/requests.py"
 cat >"$REQUESTS" <<'EOF'
 import http.client, sys
 port, path, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+version = sys.argv[4] if len(sys.argv) > 4 else "1.78"
 c = http.client.HTTPConnection("127.0.0.1", port)
 for _ in range(count):
-    c.request("GET", path, headers={"X-OpenStack-Ironic-API-Version": "1.78",
+    c.request("GET", path, headers={"X-OpenStack-Ironic-API-Version": version,
                                     "Connection": "keep-alive"})
     r = c.getresponse()
     r.read()
@@ -81,7 +83,7 @@ for _ in range(count):
         sys.exit(f"{path}: HTTP {r.status}")
 EOF
 
-measure() {  # label path count
+measure() {  # label path count [version]
   local dir
   dir=$(mktemp -d "$WORK/run.XXXXXX")
   cp "$WORK/seed/kiln.sqlite"* "$dir/"
@@ -92,7 +94,7 @@ measure() {  # label path count
     "$SERVER" --config-file "$dir/kiln.conf" --port-file "$dir/port" >"$dir/log" 2>&1 &
   PID=$!
   wait_port "$dir/port" "$PID"
-  "$PYTHON" "$REQUESTS" "$(cat "$dir/port")" "$2" "$3"
+  "$PYTHON" "$REQUESTS" "$(cat "$dir/port")" "$2" "$3" "${4:-1.78}"
   kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
   local total
   total=$(callgrind_annotate "$dir/callgrind.out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done {gsub(",", "", $1); print $1; done = 1}')
@@ -102,3 +104,9 @@ measure() {  # label path count
 echo "kiln-server: ${SERVER#"$ROOT/"} ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)), $NODES nodes"
 measure "GET /v1/nodes/{uuid}" "/v1/nodes/$UUID" 1000
 measure "GET /v1/nodes/detail?limit=100" "/v1/nodes/detail?limit=100" 50
+if [ -n "${BENCH_CONSOLE:-}" ]; then
+  # What the web console's fleet page asks every 5 s (console/src/pages/fleet.tsx).
+  fields=uuid,name,provision_state,target_provision_state,power_state,maintenance,maintenance_reason,fault,resource_class,traits,conductor,owner,clean_step,deploy_step,service_step,driver_internal_info
+  measure "GET /v1/fleet" "/v1/fleet" 20 1.115
+  measure "GET /v1/nodes?fields=(fleet page)" "/v1/nodes?fields=$fields&limit=50&sort_key=name" 50 1.115
+fi
