@@ -48,15 +48,21 @@ Result<ApiResponse> FleetHandlers::summary(RequestContext&) {
     }
     // Ownership is the hash ring's (group, UUID) -> conductor, as the conductor filter applies.
     Json owners = Json::object();
-    for (const auto& host : deps_.conductor.registry().liveConductors()) owners[host] = 0;
-    static constexpr std::array<int, 2> kRing = {kNodeConductorGroup, kNodeUuid};
-    Record probe(kNodeFieldCount);
-    for (const auto& [values, n] : KILN_TRY(nodes.countGrouped(kRing))) {
-      probe.setText(kNodeConductorGroup, values[0].isNull() ? std::string() : values[0].s);
-      probe.setText(kNodeUuid, values[1].s);
-      const std::string owner = deps_.conductor.registry().ownerOf(probe);
-      if (owner.empty()) continue;
-      owners[owner] = owners.value(owner, int64_t{0}) + n;
+    const auto live = deps_.conductor.registry().liveConductors();
+    for (const auto& host : live) owners[host] = 0;
+    if (live.size() == 1) {
+      // One live conductor serves every group (a group no conductor serves falls back to the
+      // whole ring): no node needs hashing.
+      owners[live.front()] = body["nodes"];
+    } else if (live.size() > 1) {
+      static constexpr std::array<int, 2> kRing = {kNodeConductorGroup, kNodeUuid};
+      Record probe(kNodeFieldCount);
+      for (const auto& [values, n] : KILN_TRY(nodes.countGrouped(kRing))) {
+        probe.setText(kNodeConductorGroup, values[0].isNull() ? std::string() : values[0].s);
+        probe.setText(kNodeUuid, values[1].s);
+        const std::string owner = deps_.conductor.registry().ownerOf(probe);
+        if (!owner.empty()) owners[owner] = owners.value(owner, int64_t{0}) + n;
+      }
     }
     body["conductor"] = std::move(owners);
     Json traits = Json::object();

@@ -131,6 +131,16 @@ def main():
                     owners[n["conductor"]] = owners.get(n["conductor"], 0) + 1
             print("nodes per conductor: %s" % owners)
             assert set(owners) == {"kiln-a", "kiln-b", "kiln-c"} and min(owners.values()) > NODES // 6, owners
+            # The web console's fleet counts (GET /v1/fleet) agree with the nodes' conductor
+            # field on every server: the hash ring's ownership, node by node.
+            everyone = {}
+            for n in list_nodes(c):
+                everyone[n["conductor"]] = everyone.get(n["conductor"], 0) + 1
+            for s in servers:
+                status, fleet = s.call("GET", "/v1/fleet")
+                assert status == 200, fleet
+                assert fleet["conductor"] == everyone, (fleet["conductor"], everyone)
+                assert fleet["nodes"] == sum(everyone.values()), fleet
 
             # Power actions sent to a server that does not own the node run on its owner (the
             # conductor whose group reaches the BMC), handed over through the database.
