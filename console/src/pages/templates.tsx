@@ -66,12 +66,18 @@ export function TemplatesPage({ admin }: { admin: boolean }) {
   );
 }
 
+/** What the API shows in place of a secret. */
+const MASK = '******';
+
 export function TemplateEditPage({ id, admin }: { id: string; admin: boolean }) {
   const isNew = id === 'new';
   useTitle(isNew ? 'New deploy template' : 'Deploy template ' + id);
   const [name, setName] = useState('');
   const [steps, setSteps] = useState('[\n  {"interface": "deploy", "step": "", "args": {}, "priority": 100}\n]');
   const [loadedName, setLoadedName] = useState<string | null>(null);
+  // The steps as loaded (canonical JSON): they are sent back only when they changed, so that a
+  // rename never replaces masked secret arguments by the mask.
+  const [loadedSteps, setLoadedSteps] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -85,6 +91,7 @@ export function TemplateEditPage({ id, admin }: { id: string; admin: boolean }) 
         setLoadedName(t.name);
         setUuid(t.uuid);
         setSteps(JSON.stringify(t.steps ?? [], null, 2));
+        setLoadedSteps(JSON.stringify(t.steps ?? []));
       })
       .catch((e) => setError((e as Error).message));
   }, [id]);
@@ -114,11 +121,23 @@ export function TemplateEditPage({ id, admin }: { id: string; admin: boolean }) 
         setStatus('Deploy template created');
         navigate('/templates/' + t.uuid);
       } else {
-        const ops: Obj[] = [{ op: 'replace', path: '/steps', value: parsed }];
-        if (name.trim() !== loadedName) ops.unshift({ op: 'replace', path: '/name', value: name.trim() });
+        const ops: Obj[] = [];
+        if (name.trim() !== loadedName) ops.push({ op: 'replace', path: '/name', value: name.trim() });
+        if (JSON.stringify(parsed) !== loadedSteps) {
+          if (JSON.stringify(parsed).includes(MASK)) {
+            setError('The steps hold masked values (' + MASK + '): type the real values in their place before saving. Kiln never sends secrets to the browser.');
+            return;
+          }
+          ops.push({ op: 'replace', path: '/steps', value: parsed });
+        }
+        if (ops.length === 0) {
+          setStatus('Nothing to save');
+          return;
+        }
         const t = await patch(`/v1/deploy_templates/${enc(uuid ?? id)}`, ops);
         setLoadedName(t.name);
         setSteps(JSON.stringify(t.steps ?? [], null, 2));
+        setLoadedSteps(JSON.stringify(t.steps ?? []));
         setStatus('Deploy template saved');
       }
     } catch (err) {
@@ -144,10 +163,10 @@ export function TemplateEditPage({ id, admin }: { id: string; admin: boolean }) 
           )}
         </Field>
         {parseError && <p class="hint bad">{parseError}</p>}
-        {steps.includes('******') && (
+        {steps.includes(MASK) && (
           <p class="warning">
-            Secret arguments are shown masked (******). Saving sends what is shown: type the real values again, or they are
-            replaced by the mask.
+            Secret arguments are shown masked ({MASK}). Saving keeps them as they are stored unless the steps are changed; to
+            change the steps, type the real values in place of the mask.
           </p>
         )}
         <h2>Run order</h2>
