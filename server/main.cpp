@@ -2,6 +2,9 @@
 //   kiln-server --config-file /etc/kiln/kiln.conf
 #include <malloc.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <csignal>
 #include <cstdio>
 #include <algorithm>
@@ -15,9 +18,6 @@
 #include "shared/core/log.h"
 
 namespace {
-
-volatile std::sig_atomic_t gStop = 0;
-void onSignal(int) { gStop = 1; }
 
 void usage() {
   std::fprintf(stderr,
@@ -35,6 +35,15 @@ int main(int argc, char** argv) {
   // page-fault its buffers in again. Memory use stays bounded by the peak.
   mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
   mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
+  // SIGTERM and SIGINT are blocked before any thread starts (every thread inherits the mask)
+  // and taken by the main thread with sigwait() once the server runs: a stop signal is never
+  // handled by another thread while the main thread sleeps on (a lost wake-up that left the
+  // server running until a second signal). One that arrives during start-up waits, pending.
+  sigset_t stopSignals;
+  sigemptyset(&stopSignals);
+  sigaddset(&stopSignals, SIGTERM);
+  sigaddset(&stopSignals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
   std::string configFile;
   std::string portFile;
   for (int i = 1; i < argc; ++i) {
@@ -107,12 +116,10 @@ int main(int argc, char** argv) {
       std::rename(tmp.c_str(), portFile.c_str());
     }
   }
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
-  while (!gStop) {
-    pause();
+  int signal = 0;
+  while (sigwait(&stopSignals, &signal) != 0) {
   }
-  log.info("shutting down");
+  log.info("shutting down", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
   (*app)->stop();
   return 0;
 }

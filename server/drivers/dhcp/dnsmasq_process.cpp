@@ -121,6 +121,11 @@ Result<pid_t> DnsmasqSupervisor::spawn(int& outputFd) {
     // Only async-signal-safe calls until exec. dnsmasq ends with kiln-server, even a killed one,
     // so that no orphan keeps the DHCP port from the next run.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // kiln-server blocks SIGTERM and SIGINT in every thread (server/main.cpp): dnsmasq starts
+    // with none blocked, so that SIGTERM stops it.
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     if (devNull >= 0) ::dup2(devNull, 0);
     ::dup2(fds[1], 1);
     ::dup2(fds[1], 2);

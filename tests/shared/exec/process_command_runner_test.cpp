@@ -1,5 +1,8 @@
 // ProcessCommandRunner runs real (local, short-lived) processes: coreutils and /bin/sh only, no
 // network; the slowest case is the 200 ms timeout.
+#include <pthread.h>
+#include <signal.h>
+
 #include <chrono>
 
 #include <catch2/catch.hpp>
@@ -143,4 +146,21 @@ TEST_CASE("Command::display prefers displayName over argv", "[shared][exec]") {
   CHECK(c.display() == "ipmitool -I lanplus");
   c.displayName = "ipmitool (redacted)";
   CHECK(c.display() == "ipmitool (redacted)");
+}
+
+TEST_CASE("ProcessCommandRunner starts commands with no signal blocked when the caller blocks "
+          "the stop signals",
+          "[shared][exec]") {
+  // kiln-server and kiln-agent block SIGTERM and SIGINT in every thread (they take them with
+  // sigwait): a tool they run must still be stoppable by SIGTERM.
+  sigset_t stop, old;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  REQUIRE(pthread_sigmask(SIG_BLOCK, &stop, &old) == 0);
+  auto r = runCommand({"grep", "^SigBlk:", "/proc/self/status"});
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  REQUIRE(r);
+  CHECK(r->exitCode == 0);
+  CHECK(r->out == "SigBlk:\t0000000000000000\n");
 }
