@@ -22,9 +22,11 @@ namespace {
 void usage() {
   std::fprintf(stderr,
                "usage: kiln-server [--config-file FILE] [--port-file FILE]\n"
-               "  --config-file FILE  INI configuration (see etc/kiln.conf.sample)\n"
-               "  --port-file FILE    write the bound TCP port to FILE once listening\n"
-               "                      (useful with [api] port = 0)\n");
+               "       kiln-server --upgrade-database [--config-file FILE]\n"
+               "  --config-file FILE    INI configuration (see etc/kiln.conf.sample)\n"
+               "  --port-file FILE      write the bound TCP port to FILE once listening\n"
+               "                        (useful with [api] port = 0)\n"
+               "  --upgrade-database    apply the database migrations this version has and exit\n");
 }
 
 }  // namespace
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
   std::string configFile;
   std::string portFile;
+  bool upgradeDatabase = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--config-file" && i + 1 < argc) {
@@ -54,6 +57,8 @@ int main(int argc, char** argv) {
       configFile = arg.substr(std::strlen("--config-file="));
     } else if (arg == "--port-file" && i + 1 < argc) {
       portFile = argv[++i];
+    } else if (arg == "--upgrade-database") {
+      upgradeDatabase = true;
     } else if (arg == "-h" || arg == "--help") {
       usage();
       return 0;
@@ -77,6 +82,22 @@ int main(int argc, char** argv) {
   }
   // parseConfig accepted only a level's name.
   kiln::Logger::setLevel(kiln::parseLogLevel(config.logLevel).value_or(kiln::LogLevel::Info));
+
+  if (upgradeDatabase) {
+    // What a package runs on upgrade (and an operator once before starting the new version on
+    // PostgreSQL): opening the database applies the migrations it lacks, in order, each in its
+    // own transaction; a database newer than this version is refused.
+    const std::string database = kiln::server::displayConnection(config.connection);
+    auto storage = kiln::server::openStorage(config.connection);
+    if (!storage) {
+      log.error("cannot upgrade the database",
+                {{"database", database}, {"error", storage.error().message}});
+      return 1;
+    }
+    log.info("database upgraded", {{"database", database},
+                                   {"schema_version", std::to_string((*storage)->schemaVersion())}});
+    return 0;
+  }
 
   auto app = kiln::server::ServerApp::create(config);
   if (!app) {
