@@ -41,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 from kiln_process import KilnServer, print_log_tails  # noqa: E402
+from event_streams import rss_kib  # noqa: E402  (bench/, this script's directory)
 
 HEADERS = {"X-OpenStack-Ironic-API-Version": "1.115", "Content-Type": "application/json",
            "Accept": "application/json"}
@@ -128,14 +129,6 @@ def load_fleet(server, count):
     print("loaded %d nodes in %.1f s: %s" % (fleet["nodes"], took, fleet["provision_state"]),
           flush=True)
     return took
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def main():

@@ -50,19 +50,6 @@ bool isPublicHeartbeatPath(const std::string& path) {
   return true;
 }
 
-/// True for a Host header that can stand in a URL and in an iPXE script: a name or an address
-/// with an optional port. Anything else (spaces, bytes above 0x7f, '/', '$', ...) would end up
-/// in the boot scripts and the links of answers as it came.
-bool isUrlAuthority(std::string_view host) {
-  if (host.empty()) return false;
-  for (char c : host) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    std::string_view("-._~:[]%").find(c) != std::string_view::npos;
-    if (!ok) return false;
-  }
-  return true;
-}
-
 std::string baseUrlFor(const Config& config, const ApiRequest& request) {
   if (!config.publicEndpoint.empty()) return config.publicEndpoint;
   auto host = request.header("host");

@@ -4,14 +4,15 @@
 #include "shared/core/strings.h"
 
 namespace kiln::server {
-namespace {
-
-bool isAuthorityChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         std::string_view("-._~:[]%").find(c) != std::string_view::npos;
+bool isUrlAuthority(std::string_view host) {
+  if (host.empty()) return false;
+  for (char c : host) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("-._~:[]%").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
 }
-
-}  // namespace
 
 std::optional<std::string> normalizeOrigin(std::string_view text) {
   const std::string lower = asciiLower(trim(std::string(text)));
@@ -27,10 +28,7 @@ std::optional<std::string> normalizeOrigin(std::string_view text) {
   if (scheme.empty()) return std::nullopt;
   const size_t end = rest.find_first_of("/?#");
   std::string_view authority = rest.substr(0, end);
-  if (authority.empty() || authority.find('@') != std::string_view::npos) return std::nullopt;
-  for (char c : authority) {
-    if (!isAuthorityChar(c)) return std::nullopt;
-  }
+  if (!isUrlAuthority(authority)) return std::nullopt;
   const std::string_view defaultPort = scheme == "http" ? ":80" : ":443";
   // "[::1]:80" and "host:80" lose the default port; "[::1]" keeps its brackets.
   if (authority.ends_with(defaultPort) && authority.size() > defaultPort.size()) {

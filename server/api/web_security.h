@@ -24,6 +24,11 @@
 
 namespace kiln::server {
 
+/// True for a Host header (or an origin's authority) that can stand in a URL and in an iPXE
+/// script: a name or an address with an optional port. Anything else (spaces, bytes above
+/// 0x7f, '/', '@', '$', ...) is refused.
+bool isUrlAuthority(std::string_view host);
+
 /// "scheme://host[:port]", lowercased, without the scheme's default port (80, 443); nullopt
 /// when `text` is not an http(s) origin or URL with an authority ("null", "file://", junk).
 /// Only the part up to the first '/', '?' or '#' after the authority is read.

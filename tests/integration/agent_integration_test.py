@@ -92,6 +92,23 @@ class LoginHandler(QuietHandler):
         return super().do_HEAD()
 
 
+def slow_handler(rate):
+    """A LoginHandler that sends files at `rate` bytes per second (the peer's pace, so that an
+    image write lasts several heartbeats; not a wait for anything a test checks)."""
+
+    class SlowHandler(LoginHandler):
+        def copyfile(self, source, outputfile):
+            chunk = 64 << 10
+            while True:
+                data = source.read(chunk)
+                if not data:
+                    return
+                outputfile.write(data)
+                time.sleep(len(data) / rate)
+
+    return SlowHandler
+
+
 class ImageServer:
     """Serves a directory over HTTP on 127.0.0.1 (a thread), with `handler` (a LoginHandler
     subclass may change how files are sent)."""

@@ -36,7 +36,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agent_integration_test import (AGENT_SERVER_CONFIG, AgentProcess, ImageServer,  # noqa: E402
-                                    LoginHandler, MAC, IMAGE_USER, IMAGE_PASSWORD, patch)
+                                    MAC, IMAGE_USER, IMAGE_PASSWORD, patch,
+                                    slow_handler)
 from kiln_process import KilnServer, VERSION, print_log_tails  # noqa: E402
 
 DISK_BYTES = 64 << 20
@@ -49,18 +50,7 @@ def skip(why):
     sys.exit(77)
 
 
-class SlowHandler(LoginHandler):
-    """LoginHandler that sends files at RATE bytes per second (the peer's pace, not a wait for
-    anything the test checks)."""
-
-    def copyfile(self, source, outputfile):
-        chunk = 64 << 10
-        while True:
-            data = source.read(chunk)
-            if not data:
-                return
-            outputfile.write(data)
-            time.sleep(len(data) / RATE)
+SlowHandler = slow_handler(RATE)
 
 
 class EventStream:

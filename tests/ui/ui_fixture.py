@@ -57,7 +57,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
-from agent_integration_test import AgentProcess, ImageServer, LoginHandler, MAC  # noqa: E402
+from agent_integration_test import AgentProcess, ImageServer, MAC, slow_handler  # noqa: E402
 from kiln_process import KilnServer, print_log_tails  # noqa: E402
 
 API_VERSION = "1.115"
@@ -114,17 +114,7 @@ class AuthServer(KilnServer):
         return resp
 
 
-class SlowHandler(LoginHandler):
-    """Sends files at RATE bytes per second (the image write then lasts several heartbeats)."""
-
-    def copyfile(self, source, outputfile):
-        chunk = 64 << 10
-        while True:
-            data = source.read(chunk)
-            if not data:
-                return
-            outputfile.write(data)
-            time.sleep(len(data) / RATE)
+SlowHandler = slow_handler(RATE)
 
 
 class AgentBooter:
