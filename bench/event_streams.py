@@ -36,12 +36,14 @@ ROOT = os.path.dirname(HERE)
 HEADERS = {"X-OpenStack-Ironic-API-Version": "1.78", "Content-Type": "application/json"}
 
 
-def start_server(binary, work):
+def start_server(binary, work, extra=""):
+    """kiln-server on 127.0.0.1 and a free port, its SQLite file in `work`; `extra` is appended
+    to its configuration."""
     conf = os.path.join(work, "kiln.conf")
     with open(conf, "w") as f:
         f.write("[DEFAULT]\nenabled_hardware_types = fake-hardware\n"
                 "[api]\nhost_ip = 127.0.0.1\nport = 0\n"
-                "[database]\nconnection = sqlite:///%s/kiln.sqlite\n" % work)
+                "[database]\nconnection = sqlite:///%s/kiln.sqlite\n" % work + extra)
     port_file = os.path.join(work, "port")
     log = open(os.path.join(work, "log"), "w")
     proc = subprocess.Popen([binary, "--config-file", conf, "--port-file", port_file],
@@ -53,6 +55,18 @@ def start_server(binary, work):
             sys.exit("kiln-server exited; see %s/log" % work)
         time.sleep(0.1)
     sys.exit("kiln-server did not write its port file")
+
+
+def parse_wrk_bench_args(ap):
+    """Adds --duration and --server (build/server/kiln-server, or $KILN_SERVER) to a wrk
+    benchmark's arguments, parses them, and exits when wrk is missing."""
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--server", default=os.environ.get("KILN_SERVER",
+                                                        os.path.join(ROOT, "build/server/kiln-server")))
+    args = ap.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("wrk is not installed")
+    return args
 
 
 def rss_kib(pid):
@@ -132,12 +146,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--streams", type=int, default=300)
     ap.add_argument("--nodes", type=int, default=1000)
-    ap.add_argument("--duration", type=int, default=10)
-    ap.add_argument("--server", default=os.environ.get("KILN_SERVER",
-                                                        os.path.join(ROOT, "build/server/kiln-server")))
-    args = ap.parse_args()
-    if not shutil.which("wrk"):
-        sys.exit("wrk is not installed")
+    args = parse_wrk_bench_args(ap)
     work = tempfile.mkdtemp(prefix="kiln-event-streams.")
     proc, port = start_server(args.server, work)
     try:

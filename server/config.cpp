@@ -258,6 +258,9 @@ std::vector<ConfigOption> makeOptions() {
 
   // [database]
   o.push_back(optString("database", "connection", &C::connection, "sqlite:///kiln.sqlite"));
+  o.push_back(optString("database", "backup_dir", &C::backupDir, "/var/lib/kiln/backups"));
+  o.push_back(optInt("database", "backup_keep", &C::backupKeep, 0, 100000, 7));
+  o.push_back(optInt("database", "backup_interval", &C::backupInterval, 0, 31536000, 0));
 
   // [conductor]
   o.push_back(optBool("conductor", "allow_deleting_available_nodes",

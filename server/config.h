@@ -65,6 +65,11 @@ struct Config {
 
   // [database]
   std::string connection = "sqlite:///kiln.sqlite";
+  /// Kiln: online SQLite backups (server/storage/database_backup.h): where, how many kept,
+  /// and seconds between periodic ones (0: only on SIGUSR1).
+  std::string backupDir = "/var/lib/kiln/backups";
+  int backupKeep = 7;
+  int backupInterval = 0;
 
   // [conductor]
   bool allowDeletingAvailableNodes = true;

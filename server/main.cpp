@@ -8,12 +8,15 @@
 #include <csignal>
 #include <cstdio>
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <cstring>
 #include <unistd.h>
 #include <string>
 
 #include "server/drivers/netboot/loader_files.h"
 #include "server/server_app.h"
+#include "server/storage/database_backup.h"
 #include "server/storage/storage.h"
 #include "shared/core/log.h"
 
@@ -29,6 +32,23 @@ void usage() {
                "  --upgrade-database    apply the database migrations this version has and exit\n");
 }
 
+/// One online backup of the database ([database] backup_dir), logged.
+void backUpDatabase(const kiln::server::Config& config, kiln::server::Storage& storage,
+                    const char* reason, kiln::Logger& log) {
+  const auto started = std::chrono::steady_clock::now();
+  auto done = kiln::server::backupDatabase(storage, config.backupDir, config.backupKeep,
+                                           std::chrono::system_clock::now());
+  if (!done) {
+    log.error("database backup failed", {{"reason", reason}, {"error", done.error().message}});
+    return;
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  log.info("database backed up", {{"reason", reason}, {"path", done->path},
+                                  {"bytes", std::to_string(done->bytes)},
+                                  {"duration_ms", std::to_string(ms.count())},
+                                  {"removed", std::to_string(done->removed.size())}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -41,10 +61,12 @@ int main(int argc, char** argv) {
   // and taken by the main thread with sigwait() once the server runs: a stop signal is never
   // handled by another thread while the main thread sleeps on (a lost wake-up that left the
   // server running until a second signal). One that arrives during start-up waits, pending.
+  // SIGUSR1 (a database backup) is taken the same way.
   sigset_t stopSignals;
   sigemptyset(&stopSignals);
   sigaddset(&stopSignals, SIGTERM);
   sigaddset(&stopSignals, SIGINT);
+  sigaddset(&stopSignals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
   std::string configFile;
   std::string portFile;
@@ -137,8 +159,26 @@ int main(int argc, char** argv) {
       std::rename(tmp.c_str(), portFile.c_str());
     }
   }
+  // Until a stop signal: a database backup on SIGUSR1 and every [database] backup_interval.
+  const auto interval = std::chrono::seconds(config.backupInterval);
+  auto nextBackup = std::chrono::steady_clock::now() + interval;
   int signal = 0;
-  while (sigwait(&stopSignals, &signal) != 0) {
+  while (true) {
+    if (config.backupInterval > 0) {
+      const auto wait = std::max(nextBackup - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{});
+      const auto secs = std::chrono::duration_cast<std::chrono::seconds>(wait);
+      const timespec timeout{static_cast<time_t>(secs.count()),
+                             static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(wait - secs).count())};
+      signal = sigtimedwait(&stopSignals, nullptr, &timeout);
+    } else if (sigwait(&stopSignals, &signal) != 0) {
+      signal = -1;
+    }
+    if (signal == SIGTERM || signal == SIGINT) break;
+    const bool due = config.backupInterval > 0 && std::chrono::steady_clock::now() >= nextBackup;
+    if (signal == SIGUSR1 || due) {
+      backUpDatabase(config, (*app)->storage(), signal == SIGUSR1 ? "SIGUSR1" : "backup_interval", log);
+      if (due) nextBackup = std::chrono::steady_clock::now() + interval;
+    }
   }
   log.info("shutting down", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
   (*app)->stop();

@@ -225,6 +225,13 @@ class Storage {
   virtual Result<TransactionPtr> begin(Mode mode) = 0;
   /// The schema version the store is migrated to.
   virtual int schemaVersion() const = 0;
+  /// Writes a consistent copy of the whole database into the new file `path` while
+  /// transactions go on (SQLite: VACUUM INTO, a read snapshot that blocks no writer).
+  /// Unavailable for a back end whose server has its own tools (PostgreSQL: pg_dump).
+  virtual Result<void> backupTo(const std::string& path) {
+    return fail(ErrorCode::Unavailable,
+                "this database is backed up with its own tools (PostgreSQL: pg_dump)");
+  }
 
   /// `listener` runs after every committed write transaction that appended node events (on
   /// the committing thread, after the commit; it must be quick and must not throw): the event

@@ -474,6 +474,28 @@ Result<void> SqliteStorage::migrate(Connection& conn) {
   return {};
 }
 
+Result<void> SqliteStorage::backupTo(const std::string& path) {
+  // An in-memory database has one connection, which a transaction may hold.
+  std::unique_lock<std::mutex> memoryLock;
+  if (memory_) memoryLock = std::unique_lock<std::mutex>(memoryMutex_);
+  auto conn = acquire();
+  if (!conn) return fail(ErrorCode::Unavailable, "cannot open a database connection");
+  // VACUUM INTO reads one snapshot (WAL: writers go on) and writes a compacted copy; it
+  // refuses a file that exists.
+  Result<void> done;
+  {
+    auto stmt = conn->prepare("VACUUM INTO ?1");
+    if (!stmt) {
+      done = std::unexpected(stmt.error());
+    } else {
+      stmt->bindText(1, path);
+      if (auto stepped = stmt->step(); !stepped) done = std::unexpected(stepped.error());
+    }
+  }
+  release(std::move(conn));
+  return done;
+}
+
 std::unique_ptr<Connection> SqliteStorage::acquire() {
   {
     std::lock_guard<std::mutex> lock(poolMutex_);

@@ -24,6 +24,7 @@ class SqliteStorage final : public Storage {
 
   Result<TransactionPtr> begin(Mode mode) override;
   int schemaVersion() const override { return schemaVersion_; }
+  Result<void> backupTo(const std::string& path) override;
 
   // Used by SqliteTransaction.
   std::unique_ptr<Connection> acquire();
