@@ -25,6 +25,7 @@ PACKAGES="
   grub-pc-bin
   wrk time valgrind
   chromium fonts-dejavu-core
+  debhelper lintian debootstrap
 "
 
 # The web console (console/) is built with Node.js and npm at build time (kiln-server never

@@ -66,6 +66,13 @@ std::string consoleStaticDir(const Config& config) {
   std::error_code ec;
   const std::string installed = KILN_CONSOLE_INSTALL_DIR;
   if (std::filesystem::is_regular_file(installed + "/index.html", ec)) return installed;
+  // Installed under another prefix than the build's (cmake --install --prefix, as the Debian
+  // package is made): <bin>/../share/kiln/console beside the executable.
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::string beside = (exe.parent_path().parent_path() / "share/kiln/console").string();
+    if (std::filesystem::is_regular_file(beside + "/index.html", ec)) return beside;
+  }
   const std::string built = KILN_CONSOLE_BUILD_DIR;
   return built.empty() ? installed : built;
 }

@@ -45,7 +45,8 @@ std::optional<std::string> consoleFileFor(std::string_view path);
 std::string_view consoleContentType(std::string_view name);
 
 /// The static directory in effect: [console] static_dir, else the installed console when it
-/// holds index.html, else the build tree's (both set at build time).
+/// holds index.html (the build's prefix, then <executable's dir>/../share/kiln/console), else
+/// the build tree's (the two build-time paths are set by server/CMakeLists.txt).
 std::string consoleStaticDir(const Config& config);
 
 class WebConsole {
