@@ -91,7 +91,7 @@ def deb_field(deb, field):
     return run(["dpkg-deb", "-f", deb, field]).stdout.strip()
 
 
-def check_contents(server_deb, ramdisk_deb, ramdisk_dir):
+def check_contents(server_deb, ramdisk_deb):
     listing = run(["dpkg-deb", "-c", server_deb]).stdout
     for path in ("./usr/bin/kiln-server", "./etc/kiln/kiln.conf", "./lib/systemd/system/kiln-server.service",
                  "./usr/share/kiln/console/index.html", "./usr/share/kiln/systemd/managed-dnsmasq.conf",
@@ -125,13 +125,12 @@ class Root:
     def make(self):
         # The host's apt sources (Debian's archive, as configured on this machine), so that
         # debootstrap and apt in the root reach the same archive.
-        mirror = "http://deb.debian.org/debian"
-        for sources in glob.glob("/etc/apt/sources.list.d/*.sources"):
+        mirror = None
+        for sources in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):
             with open(sources) as f:
-                for line in f:
-                    if line.startswith("URIs:") and "security" not in line:
-                        mirror = line.split()[1]
-                        break
+                uris = [line.split()[1] for line in f if line.startswith("URIs:") and "security" not in line]
+            mirror = mirror or (uris[0] if uris else None)
+        mirror = mirror or "http://deb.debian.org/debian"
         run(["debootstrap", "--variant=minbase", "--cache-dir=/var/cache/apt/archives", SUITE,
              self.path, mirror], timeout=1800)
         for src in ["/etc/apt/sources.list"] + glob.glob("/etc/apt/sources.list.d/*.sources") \
@@ -407,7 +406,7 @@ def main():
         log("two builds, same bytes: %s (%.0f s)" % (", ".join(os.path.basename(d) for d in first),
                                                      time.monotonic() - started))
         ramdisk_deb, server_deb = first
-        check_contents(server_deb, ramdisk_deb, args.ramdisk_dir)
+        check_contents(server_deb, ramdisk_deb)
 
         changes = glob.glob(os.path.join(work, "out1", "*.changes"))
         assert len(changes) == 1, changes

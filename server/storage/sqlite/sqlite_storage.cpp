@@ -480,8 +480,8 @@ Result<void> SqliteStorage::backupTo(const std::string& path) {
   if (memory_) memoryLock = std::unique_lock<std::mutex>(memoryMutex_);
   auto conn = acquire();
   if (!conn) return fail(ErrorCode::Unavailable, "cannot open a database connection");
-  // VACUUM INTO reads one snapshot (WAL: writers go on) and writes a compacted copy; it
-  // refuses a file that exists.
+  // VACUUM INTO reads one snapshot (WAL: writers go on) and writes a compacted copy into a
+  // new or empty file (it refuses one with content).
   Result<void> done;
   {
     auto stmt = conn->prepare("VACUUM INTO ?1");
