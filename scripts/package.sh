@@ -22,7 +22,7 @@
 # HEAD's commit. Packaging files: scripts/debian/ (copied to debian/ in a copy of the tree).
 set -eu
 
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 build_dir=""
 ramdisk_dir=""
