@@ -72,6 +72,9 @@ mkdir -p "$src"
   xargs -0 sh -c 'for f; do [ -e "$f" ] || [ -L "$f" ] && printf "%s\0" "$f"; done' sh |
   cpio -0 -pdm --quiet "$src")
 cp -a "$repo/scripts/debian" "$src/debian"
+# Every file of the copy dated at HEAD's commit: the packages do not depend on when the
+# checkout's files were written (dpkg-deb only clamps times newer than SOURCE_DATE_EPOCH).
+find "$src" -exec touch -h -d "@$(git -C "$repo" log -1 --format=%ct HEAD)" {} +
 {
   echo "kiln ($version) bookworm; urgency=medium"
   echo
