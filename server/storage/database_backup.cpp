@@ -85,9 +85,11 @@ Result<DatabaseBackup> backupDatabase(Storage& storage, const std::string& dir, 
 
   if (keep > 0) {
     std::vector<std::string> backups;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      const std::string entryName = entry.path().filename().string();
-      if (isBackupName(entryName) && entry.is_regular_file(ec)) backups.push_back(entryName);
+    // Iterated with error codes only: nothing here may throw on the main thread.
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string entryName = it->path().filename().string();
+      std::error_code typeEc;
+      if (isBackupName(entryName) && it->is_regular_file(typeEc)) backups.push_back(entryName);
     }
     // The stamp sorts by time; -N suffixes come after the plain name of the same second.
     std::sort(backups.begin(), backups.end(), [](const std::string& a, const std::string& b) {
