@@ -160,11 +160,12 @@ int main(int argc, char** argv) {
     }
   }
   // Until a stop signal: a database backup on SIGUSR1 and every [database] backup_interval.
+  const bool periodic = config.backupInterval > 0;
   const auto interval = std::chrono::seconds(config.backupInterval);
   auto nextBackup = std::chrono::steady_clock::now() + interval;
   int signal = 0;
   while (true) {
-    if (config.backupInterval > 0) {
+    if (periodic) {
       const auto wait = std::max(nextBackup - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{});
       const auto secs = std::chrono::duration_cast<std::chrono::seconds>(wait);
       const timespec timeout{static_cast<time_t>(secs.count()),
@@ -174,7 +175,7 @@ int main(int argc, char** argv) {
       signal = -1;
     }
     if (signal == SIGTERM || signal == SIGINT) break;
-    const bool due = config.backupInterval > 0 && std::chrono::steady_clock::now() >= nextBackup;
+    const bool due = periodic && std::chrono::steady_clock::now() >= nextBackup;
     if (signal == SIGUSR1 || due) {
       backUpDatabase(config, (*app)->storage(), signal == SIGUSR1 ? "SIGUSR1" : "backup_interval", log);
       if (due) nextBackup = std::chrono::steady_clock::now() + interval;

@@ -91,6 +91,22 @@ def upgrade(binary, conf):
                           capture_output=True, text=True, timeout=60)
 
 
+def create_nodes(server, names):
+    for name in names:
+        status, body = server.call("POST", "/v1/nodes", {"driver": "fake-hardware", "name": name})
+        assert status == 201, body
+
+
+def check_newer_refused(binary, conf, run_sql):
+    """A database whose schema_version is 99 is refused (exit 1, both versions named) and left
+    as it was; `run_sql(statement)` runs SQL on it (the row is removed again)."""
+    run_sql("INSERT INTO schema_version (version) VALUES (99)")
+    newer = upgrade(binary, conf)
+    assert newer.returncode == 1, (newer.returncode, newer.stderr)
+    assert "99 is newer than this kiln-server understands (%d)" % NEWEST in newer.stderr, newer.stderr
+    run_sql("DELETE FROM schema_version WHERE version = 99")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", required=True)
@@ -100,9 +116,7 @@ def main():
         server = KilnServer(args.server, work, CONFIG % {"work": work})
         try:
             server.start()
-            for name in ("n1", "n2", "n3"):
-                status, body = server.call("POST", "/v1/nodes", {"driver": "fake-hardware", "name": name})
-                assert status == 201, body
+            create_nodes(server, ("n1", "n2", "n3"))
             server.stop()
             to_previous_schema(db)
 
@@ -118,11 +132,7 @@ def main():
             assert again.returncode == 0 and "schema_version=10" in again.stderr, again.stderr
             assert version(db) == 10
 
-            sql(db, "INSERT INTO schema_version (version) VALUES (99)")
-            newer = upgrade(args.server, conf)
-            assert newer.returncode == 1, (newer.returncode, newer.stderr)
-            assert "99 is newer than this kiln-server understands (10)" in newer.stderr, newer.stderr
-            sql(db, "DELETE FROM schema_version WHERE version = 99")
+            check_newer_refused(args.server, conf, lambda statement: sql(db, statement))
 
             server.start()
             status, body = server.call("GET", "/v1/nodes")
@@ -171,9 +181,7 @@ def postgres(binary):
 
             server = KilnServer(binary, work, CONFIG % {"work": work}, database=pg.url("kiln_upgrade"))
             server.start()
-            for name in ("p1", "p2"):
-                status, body = server.call("POST", "/v1/nodes", {"driver": "fake-hardware", "name": name})
-                assert status == 201, body
+            create_nodes(server, ("p1", "p2"))
             server.stop()
             assert query("SELECT MAX(version) FROM schema_version") == str(NEWEST)
             query("DROP TABLE node_events")
@@ -189,11 +197,7 @@ def postgres(binary):
             assert query("SELECT to_regclass('node_events') IS NOT NULL") == "t"
             assert query("SELECT string_agg(name, ',' ORDER BY name) FROM nodes") == "p1,p2"
 
-            query("INSERT INTO schema_version (version) VALUES (99)")
-            newer = upgrade(binary, conf)
-            assert newer.returncode == 1, (newer.returncode, newer.stderr)
-            assert "99 is newer than this kiln-server understands (%d)" % NEWEST in newer.stderr, newer.stderr
-            query("DELETE FROM schema_version WHERE version = 99")
+            check_newer_refused(binary, conf, query)
 
             server.start()
             status, body = server.call("GET", "/v1/nodes/p1/events")
